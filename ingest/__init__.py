@@ -1,0 +1,1 @@
+"""Ingestion: PDFs and structured sources become verified section trees, pages, index entries."""

@@ -1,0 +1,162 @@
+"""Document-level metadata: regular expressions first, an LLM to refine when configured.
+
+The regex pass is deliberately conservative (a missing field is better than a wrong one); the
+description is one sentence taken from the abstract or the opening section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ingest.numbering import clean_title
+from ingest.summarise import SENTENCE_END, STOP, WORD, clean_text
+from ingest.types import DocumentMetadata, HeadingCandidate
+
+DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>()\]]+[^\s\"<>()\].,;])")
+YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+ARXIV_DATE = re.compile(r"arXiv:\S+\s+\[[^\]]+\]\s+\d{1,2}\s+\w{3}\s+(\d{4})")
+COPYRIGHT_YEAR = re.compile(r"(?:©|\(c\)|copyright)\s*(?:\D{0,20})?((?:19|20)\d\d)", re.IGNORECASE)
+VENUE = re.compile(
+    r"(Proceedings of (?:the )?[^\n,.]{5,120}|Transactions on [^\n,.]{3,80}|"
+    r"Journal of [^\n,.]{3,80}|Findings of [^\n,.]{3,80}|arXiv)",
+)
+VOLUME = re.compile(r"\bVol(?:ume)?\.?\s*(\d{1,4})\b", re.IGNORECASE)
+PAGE_RANGE = re.compile(r"\bpages?\s+(\d{1,5}\s*[–-]\s*\d{1,5})\b", re.IGNORECASE)
+KEYWORDS_LINE = re.compile(r"(?:KEYWORDS|Keywords|Key words|Index Terms)\s*[:.—-]?\s*([^.]+)")
+ARXIV_ID_YEAR = re.compile(r"arXiv:(\d{2})(\d{2})\.\d{4,5}")
+NAME = re.compile(r"^[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){1,3}$")
+AFFILIATION = re.compile(
+    r"(universit|institut|department|school|college|laborator|inc\.|corp|@|\d|"
+    r"research|center|centre|google|microsoft|facebook|allen)",
+    re.IGNORECASE,
+)
+BAD_PDF_TITLE = re.compile(r"(\.dvi$|\.docx?$|template|^proceedings|^untitled|^microsoft)", re.I)
+MAX_DESCRIPTION_WORDS = 45
+KEYWORD_COUNT = 8
+
+
+def regex_metadata(
+    pages: list[str],
+    candidates: list[HeadingCandidate],
+    pdf_metadata: dict[str, Any],
+    fallback_title: str,
+) -> DocumentMetadata:
+    """Every bibliographic field the first pages reveal by pattern, plus keywords."""
+    head = "\n".join(pages[:2])
+    title = _title(candidates, pdf_metadata) or fallback_title
+    # Rotated margin stamps (arXiv) are missing from the markdown but present as candidates.
+    stamps = " ".join(c["text"] for c in candidates if c["page"] == 1)
+    return DocumentMetadata(
+        title=title,
+        authors=_authors(pages[0], title, pdf_metadata),
+        year=_year(pages[0] + "\n" + stamps, pdf_metadata),
+        doi=_first(DOI, head),
+        venue=_venue(head),
+        volume=_first(VOLUME, head),
+        pages=_first(PAGE_RANGE, head),
+        description="",
+        keywords=_keywords(pages),
+    )
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(1) if match else None
+
+
+def _title(candidates: list[HeadingCandidate], pdf_metadata: dict[str, Any]) -> str:
+    """The largest type on page 1 (joined across wrapped lines), else a sane PDF title."""
+    first = [c for c in candidates if c["page"] == 1 and not c["text"].lower().startswith("arxiv")]
+    if first:
+        top = max(c["size"] for c in first)
+        lines = [c["text"] for c in first if abs(c["size"] - top) < 0.3]
+        title = clean_title(" ".join(lines[:3]))
+        if 3 <= len(title) <= 300 and len(lines) <= 3:
+            return title
+    pdf_title = str(pdf_metadata.get("title") or "").strip()
+    return pdf_title if pdf_title and not BAD_PDF_TITLE.search(pdf_title) else ""
+
+
+def _authors(first_page: str, title: str, pdf_metadata: dict[str, Any]) -> list[str]:
+    """Name-like lines between the title and the abstract; the PDF author field as fallback."""
+    from_pdf = [a.strip() for a in re.split(r"[;,]| and ", str(pdf_metadata.get("author") or ""))]
+    text = clean_text(first_page.split("bstract")[0]) if "bstract" in first_page else ""
+    if title and title.lower()[:30] in text.lower():
+        text = text[text.lower().index(title.lower()[:30]) + len(title) :]
+    names: list[str] = []
+    for part in re.split(r",|\band\b|\s{2,}|†|‡|\*|⋄|□", text):
+        part = re.sub(r"<[^>]+>|\^\S*", " ", part)
+        part = " ".join(part.split()).strip(" .")
+        if NAME.match(part) and not AFFILIATION.search(part) and part not in names:
+            names.append(part)
+    names = names[:12]
+    return names or [a for a in from_pdf if NAME.match(a)]
+
+
+def _year(first_page: str, pdf_metadata: dict[str, Any]) -> int | None:
+    """arXiv stamp date, then a copyright line, then the most common year, then PDF dates."""
+    for pattern in (ARXIV_DATE, COPYRIGHT_YEAR):
+        found = _first(pattern, first_page)
+        if found:
+            return int(found)
+    arxiv = ARXIV_ID_YEAR.search(first_page)
+    if arxiv and 7 <= int(arxiv.group(1)) <= 40:
+        return 2000 + int(arxiv.group(1))
+    years = Counter(YEAR.findall(first_page[:4000]))
+    if years:
+        return int(years.most_common(1)[0][0])
+    created = YEAR.search(str(pdf_metadata.get("creationDate") or ""))
+    return int(created.group(1)) if created else None
+
+
+def _venue(text: str) -> str | None:
+    match = VENUE.search(text)
+    return " ".join(match.group(1).split()) if match else None
+
+
+def _keywords(pages: list[str]) -> list[str]:
+    """Author keywords when printed, otherwise the most frequent content words."""
+    for page in pages[:2]:
+        match = KEYWORDS_LINE.search(clean_text(page))
+        if match:
+            words = [w.strip(" .") for w in re.split(r"[;,·•]", match.group(1)[:300])]
+            words = [w for w in words if len(w.split()) <= 5]
+            found = [w for w in words if 2 < len(w) < 40][:KEYWORD_COUNT]
+            if found:
+                return found
+    counts = Counter(
+        w.lower()
+        for page in pages
+        for w in WORD.findall(page)
+        if len(w) > 3 and w.lower() not in STOP
+    )
+    return [w for w, _ in counts.most_common(KEYWORD_COUNT)]
+
+
+def one_sentence(text: str) -> str:
+    """The first full sentence of ``text`` (capped), used as the document description."""
+    sentences = [s for s in SENTENCE_END.split(clean_text(text)) if len(s.split()) >= 6]
+    sentence = sentences[0] if sentences else clean_text(text)
+    words = sentence.split()
+    if len(words) > MAX_DESCRIPTION_WORDS:
+        return " ".join(words[:MAX_DESCRIPTION_WORDS]) + " …"
+    return sentence
+
+
+def merge_llm_metadata(base: DocumentMetadata, refined: dict[str, Any]) -> DocumentMetadata:
+    """Take the LLM's fields only where they have the right type and a sane value."""
+    merged = dict(base)
+    for key in ("title", "description", "venue", "doi", "volume", "pages"):
+        value = refined.get(key)
+        if isinstance(value, str) and value.strip():
+            merged[key] = value.strip()
+    for key in ("authors", "keywords"):
+        value = refined.get(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
+            merged[key] = [v.strip() for v in value if v.strip()][:20]
+    year = refined.get("year")
+    if isinstance(year, int) and 1900 <= year <= 2100:
+        merged["year"] = year
+    return DocumentMetadata(**merged)  # type: ignore[typeddict-item]

@@ -1,0 +1,71 @@
+"""The ingestion graph, exported in langgraph.json as ``ingest``.
+
+``build_ingest_graph(with_index=False)`` stops after ``describe``: parallel CLI workers run that
+part in separate processes and hand the finished state to the parent, which owns the (single)
+Qdrant client and runs the ``index`` node itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from ingest import nodes
+from ingest.context import IngestContext
+from ingest.state import IngestInput, IngestOutput, IngestState
+
+STEPS = ("parse", "structure", "verify", "tree", "split", "summarise", "describe", "index")
+
+
+def _continue_to(following: str):  # type: ignore[no-untyped-def]
+    """Route to the next step unless the document failed or was already present."""
+
+    def route(state: IngestState) -> str:
+        return END if state.get("status") in ("failed", "present") else following
+
+    return route
+
+
+NODES = {
+    "parse": nodes.parse,
+    "structure": nodes.structure,
+    "verify": nodes.verify,
+    "tree": nodes.tree,
+    "split": nodes.split,
+    "summarise": nodes.summarise_node,
+    "describe": nodes.describe_node,
+    "index": nodes.index,
+}
+
+
+def build_ingest_graph(with_index: bool = True) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the per-document pipeline; a failed or already-present document ends early."""
+    builder = StateGraph(
+        IngestState,
+        context_schema=IngestContext,
+        input_schema=IngestInput,
+        output_schema=IngestOutput if with_index else IngestState,
+    )
+    steps = STEPS if with_index else STEPS[:-1]
+    for name in steps:
+        builder.add_node(name, NODES[name])  # type: ignore[call-overload]
+    builder.add_edge(START, steps[0])
+    for name, following in itertools.pairwise(steps):
+        builder.add_conditional_edges(name, _continue_to(following), [following, END])
+    builder.add_edge(steps[-1], END)
+    return builder.compile(name="ingest")
+
+
+def build_index_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Just the ``index`` node, for states prepared by ``build_ingest_graph(with_index=False)``."""
+    builder = StateGraph(IngestState, context_schema=IngestContext, output_schema=IngestOutput)
+    builder.add_node("index", nodes.index)  # type: ignore[call-overload]
+    builder.add_edge(START, "index")
+    builder.add_edge("index", END)
+    return builder.compile(name="ingest-index")
+
+
+graph = build_ingest_graph()

@@ -1,0 +1,138 @@
+"""Structure from headings found in the pages: typography candidates filtered and levelled."""
+
+from __future__ import annotations
+
+import re
+
+from ingest.numbering import LevelAssigner, clean_title, parse_numbering
+from ingest.types import HeadingCandidate, SectionEntry
+
+KNOWN_SECTIONS = re.compile(
+    r"^(abstract|introduction|summary|executive summary|background|overview|preface|foreword|"
+    r"related work|conclusions?|discussion|results|methods?|acknowledge?ments?|references|"
+    r"bibliography|appendix|appendices|table of contents|contents)\b",
+    re.IGNORECASE,
+)
+NOISE = re.compile(
+    r"^(arxiv:|figure\s+\d|fig\.\s*\d|table\s+\d|algorithm\s+\d|page\s+\d+|\d+$|https?://|"
+    r"(theorem|lemma|proof|remarks?|definition|corollary|proposition|example|note)\b)",
+    re.IGNORECASE,
+)
+CONTENTS = re.compile(r"^(table of )?contents$", re.IGNORECASE)
+WORD = re.compile(r"[^\W\d_]{3,}")
+# Lines repeated on this share of pages are running headers or footers.
+RUNNING_SHARE = 0.3
+
+
+def entries_from_headings(
+    candidates: list[HeadingCandidate], total_pages: int
+) -> list[SectionEntry]:
+    """Choose real section headings from the candidates and give each a level."""
+    kept = _drop_noise(candidates, total_pages)
+    kept = _drop_contents_pages(kept)
+    kept = _drop_front_matter(kept)
+    return _assign_levels(kept)
+
+
+def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[HeadingCandidate]:
+    """Remove captions, stamps, page numbers and running headers."""
+    pages_by_text: dict[str, set[int]] = {}
+    for cand in candidates:
+        pages_by_text.setdefault(cand["text"].lower(), set()).add(cand["page"])
+    threshold = max(3, int(total_pages * RUNNING_SHARE))
+    return [
+        cand
+        for cand in candidates
+        if _reads_like_title(cand["text"]) and len(pages_by_text[cand["text"].lower()]) < threshold
+    ]
+
+
+def _reads_like_title(text: str) -> bool:
+    """Reject figure labels, captions, theorem heads and fragments like "(current cost)"."""
+    if NOISE.match(text) or not WORD.search(text) or text.endswith(":"):
+        return False
+    if any(ord(ch) < 32 for ch in text):
+        return False
+    return not (text[0] in "([{" or text[0].islower())
+
+
+def _drop_contents_pages(candidates: list[HeadingCandidate]) -> list[HeadingCandidate]:
+    """A table of contents repeats later headings; keep the real headings, not the listing."""
+    contents_pages = {c["page"] for c in candidates if CONTENTS.match(clean_title(c["text"]))}
+    if not contents_pages:
+        return candidates
+    kept = []
+    for index, cand in enumerate(candidates):
+        key = _title_key(cand["text"])
+        on_contents = cand["page"] in contents_pages
+        repeated = any(_title_key(c["text"]) == key for c in candidates[index + 1 :])
+        if on_contents and (repeated or CONTENTS.match(clean_title(cand["text"]))):
+            continue
+        kept.append(cand)
+    return kept
+
+
+def _title_key(text: str) -> str:
+    """Compare titles without numbering, case or punctuation."""
+    title = clean_title(text)
+    numbering = parse_numbering(title)
+    words = WORD.findall(title.lower())
+    if numbering is not None and words and len(title.split()) > 1:
+        words = WORD.findall(title.split(" ", 1)[1].lower())
+    return " ".join(words)
+
+
+def _is_anchor(cand: HeadingCandidate) -> bool:
+    """A heading that surely opens the body: numbered or a well-known section name."""
+    title = clean_title(cand["text"])
+    numbering = parse_numbering(title)
+    # A bare capital ("A Statistical Parser ...") is too often an article to anchor the body.
+    numbered = numbering is not None and not (numbering.scheme == "appendix" and title[1] == " ")
+    return numbered or bool(KNOWN_SECTIONS.match(title))
+
+
+def _drop_front_matter(candidates: list[HeadingCandidate]) -> list[HeadingCandidate]:
+    """Title-page lines (title, authors, agency banners) precede the first anchor heading."""
+    for index, cand in enumerate(candidates):
+        if _is_anchor(cand):
+            return candidates[index:]
+    return [cand for cand in candidates if cand["page"] > 1] or candidates
+
+
+def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:
+    """Numbered headings take their level from numbering; the rest from font size."""
+    assigner = LevelAssigner()
+    size_levels = _size_levels(candidates)
+    entries: list[SectionEntry] = []
+    for cand in candidates:
+        title = clean_title(cand["text"])
+        numbering = parse_numbering(title)
+        if numbering is not None:
+            level = assigner.level(numbering)
+        else:
+            level = _unnumbered_level(cand["size"], size_levels)
+        entries.append(SectionEntry(level=level, title=title, start_page=cand["page"]))
+    return entries
+
+
+def _size_levels(candidates: list[HeadingCandidate]) -> dict[float, int]:
+    """Typical font size of numbered headings at each level (first seen wins)."""
+    assigner = LevelAssigner()
+    sizes: dict[float, int] = {}
+    for cand in candidates:
+        numbering = parse_numbering(clean_title(cand["text"]))
+        if numbering is not None:
+            sizes.setdefault(round(cand["size"], 1), assigner.level(numbering))
+    return sizes
+
+
+def _unnumbered_level(size: float, size_levels: dict[float, int]) -> int:
+    """Level of the numbered headings with the closest size; larger than all means top level."""
+    if not size_levels:
+        return 1
+    if size >= max(size_levels) - 0.3:
+        return min(size_levels.values())
+    if size < min(size_levels) - 0.5:
+        return max(size_levels.values()) + 1
+    closest = min(size_levels, key=lambda known: abs(known - size))
+    return size_levels[closest]

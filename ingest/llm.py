@@ -1,0 +1,193 @@
+"""The optional LLM stages of ingestion, through any OpenAI-compatible endpoint.
+
+Every function takes a LangChain chat model, so tests can drive them with scripted fake models
+and, end to end, with the real ``langchain-openai`` client against a local HTTP stub.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from ingest import prompts
+from ingest.errors import IngestError
+from ingest.types import SectionEntry
+from store.embeddings import count_tokens, truncate_to_tokens
+from store.settings import LLMSettings
+
+GROUP_TOKENS = 20_000
+JSON_RETRIES = 2
+REPAIR_CONTEXT_PAGES = 2
+REPAIR_PAGE_TOKENS = 1_500
+FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+class LLMOutputError(IngestError):
+    """The model's reply could not be used after the allowed retries."""
+
+
+def chat_model(settings: LLMSettings) -> BaseChatModel | None:
+    """A ChatOpenAI client when a model is configured, otherwise None (offline path)."""
+    if not settings.configured:
+        return None
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=settings.model or "",
+        base_url=settings.base_url,
+        api_key=settings.api_key or "not-needed",  # type: ignore[arg-type]
+        temperature=settings.temperature,
+        timeout=settings.timeout_s,
+        max_retries=2,
+    )
+
+
+def ask_json(model: BaseChatModel, system: str, user: str) -> Any:
+    """Ask for JSON; on unparsable output, say what was wrong and ask again (bounded)."""
+    messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
+    for _ in range(JSON_RETRIES + 1):
+        reply = model.invoke(messages)
+        text = _text(reply)
+        try:
+            return json.loads(FENCE.sub("", text.strip()))
+        except json.JSONDecodeError as exc:
+            messages += [
+                reply,
+                HumanMessage(f"That was not valid JSON ({exc}). Reply with JSON only."),
+            ]
+    raise LLMOutputError(f"model gave no valid JSON after {JSON_RETRIES + 1} attempts")
+
+
+def ask_text(model: BaseChatModel, system: str, user: str) -> str:
+    """Plain-text completion."""
+    return _text(model.invoke([SystemMessage(system), HumanMessage(user)])).strip()
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content if isinstance(message, AIMessage | BaseMessage) else message
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return str(content)
+
+
+def page_groups(pages: list[str], max_tokens: int = GROUP_TOKENS) -> list[list[int]]:
+    """1-based page groups of at most ``max_tokens`` tokens, consecutive groups sharing one page."""
+    sizes = [count_tokens(page) for page in pages]
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for page, size in enumerate(sizes, start=1):
+        if current and used + size > max_tokens:
+            groups.append(current)
+            current, used = [current[-1]], sizes[current[-1] - 1]
+        current.append(page)
+        used += size
+    if current and (not groups or current != groups[-1][-1:]):
+        groups.append(current)
+    return groups
+
+
+def _tagged_pages(pages: list[str], numbers: list[int], page_tokens: int | None = None) -> str:
+    def body(n: int) -> str:
+        text = pages[n - 1]
+        return truncate_to_tokens(text, page_tokens) if page_tokens else text
+
+    return "\n".join(f"<page {n}>\n{body(n)}\n</page {n}>" for n in numbers)
+
+
+def llm_entries(model: BaseChatModel, pages: list[str]) -> list[SectionEntry]:
+    """Structure entries proposed by the LLM over overlapping page groups."""
+    entries: list[SectionEntry] = []
+    seen: set[tuple[str, int]] = set()
+    for group in page_groups(pages):
+        for item in _as_list(
+            ask_json(model, prompts.STRUCTURE_SYSTEM, _tagged_pages(pages, group))
+        ):
+            entry = _entry_from(item, len(pages))
+            if entry is None or (key := (entry["title"].lower(), entry["start_page"])) in seen:
+                continue
+            seen.add(key)
+            entries.append(entry)
+    return entries
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        for key in ("entries", "headings", "sections", "items"):
+            if isinstance(value.get(key), list):
+                return list(value[key])
+    return value if isinstance(value, list) else []
+
+
+def _entry_from(item: Any, total_pages: int) -> SectionEntry | None:
+    """Validate one proposed entry; malformed ones are skipped."""
+    if not isinstance(item, dict):
+        return None
+    title = str(item.get("title", "")).strip()
+    try:
+        page = int(item.get("start_page", 0))
+    except (TypeError, ValueError):
+        return None
+    if not title or not 1 <= page <= total_pages:
+        return None
+    index = str(item.get("index", "1")).strip().strip(".")
+    return SectionEntry(level=index.count(".") + 1, title=title, start_page=page)
+
+
+def llm_repairer(model: BaseChatModel):  # type: ignore[no-untyped-def]
+    """A verify.Repairer that shows the model the pages around each failed entry."""
+
+    def repair(failed: list[SectionEntry], pages: list[str]) -> list[SectionEntry]:
+        numbers = sorted(
+            {
+                p
+                for entry in failed
+                for p in range(
+                    entry["start_page"] - REPAIR_CONTEXT_PAGES,
+                    entry["start_page"] + REPAIR_CONTEXT_PAGES + 1,
+                )
+                if 1 <= p <= len(pages)
+            }
+        )
+        listing = "\n".join(f'- "{e["title"]}" (claimed page {e["start_page"]})' for e in failed)
+        user = (
+            f"Headings:\n{listing}\n\nPages:\n{_tagged_pages(pages, numbers, REPAIR_PAGE_TOKENS)}"
+        )
+        proposals = _as_list(ask_json(model, prompts.REPAIR_SYSTEM, user))
+        out = []
+        for entry, item in zip(failed, proposals, strict=False):
+            proposal = _entry_from(item, len(pages))
+            out.append(proposal if proposal is not None else entry)
+        return out
+
+    return repair
+
+
+def llm_summaries(
+    model: BaseChatModel, items: list[tuple[str, str]], concurrency: int
+) -> list[str]:
+    """Summaries of (title, body) pairs, requested concurrently under a bound."""
+
+    def one(item: tuple[str, str]) -> str:
+        title, body = item
+        user = f"Section: {title}\n\n{truncate_to_tokens(body, 6_000)}"
+        return ask_text(model, prompts.SUMMARY_SYSTEM, user)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(one, items))
+
+
+def llm_metadata(model: BaseChatModel, hints: dict[str, Any], first_pages: str) -> dict[str, Any]:
+    """Refined bibliographic fields, description and keywords (a dict; validated by the caller)."""
+    user = f"Hints: {json.dumps(hints)}\n\nFirst pages:\n{truncate_to_tokens(first_pages, 4_000)}"
+    reply = ask_json(model, prompts.METADATA_SYSTEM, user)
+    if not isinstance(reply, dict):
+        raise LLMOutputError("metadata reply was not a JSON object")
+    return reply

@@ -1,0 +1,57 @@
+"""Find a section title in page text despite case, markdown, ligatures, hyphenation and small caps.
+
+Verification, the heading-begins-page decision and section-body slicing all need the offset of a
+title inside a page, so the matching lives in one place.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+TOKEN = re.compile(r"[^\W_]+")
+# Between two characters of a word: nothing, a line-break hyphen, or a small-caps gap.
+INNER_GAP = r"(?:-\s*|\s)?"
+# Between two words: any run of spaces, punctuation or markdown emphasis.
+WORD_GAP = r"[\W_]*"
+# A heading "begins its page" when at most this much text (alphanumerics) precedes it.
+BEGIN_CHARS = 150
+
+
+def normalize(text: str) -> str:
+    """NFKC (unfolds ligatures like "ﬁ"), the form page text is stored in."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def title_tokens(title: str) -> list[str]:
+    """Lower-case word tokens of a title."""
+    return TOKEN.findall(normalize(title).lower())
+
+
+@lru_cache(maxsize=4096)
+def _title_pattern(title: str) -> re.Pattern[str] | None:
+    tokens = title_tokens(title)
+    if not tokens:
+        return None
+    words = [INNER_GAP.join(re.escape(ch) for ch in token) for token in tokens]
+    return re.compile(WORD_GAP.join(words), re.IGNORECASE)
+
+
+def find_title(title: str, page_text: str) -> int | None:
+    """Offset of the first occurrence of ``title`` in ``page_text``, or None."""
+    pattern = _title_pattern(title)
+    if pattern is None:
+        return None
+    match = pattern.search(page_text)
+    return match.start() if match else None
+
+
+def begins_page(page_text: str, offset: int) -> bool:
+    """Whether a heading at ``offset`` opens its page (only a running header may precede it).
+
+    When in doubt the answer is False: a shared page then belongs to both adjacent sections,
+    which costs a little reading but never hides text from the section that owns it.
+    """
+    before = sum(len(token) for token in TOKEN.findall(page_text[:offset]))
+    return before <= BEGIN_CHARS

@@ -1,0 +1,263 @@
+"""The ingestion nodes: parse → structure → verify → tree → split → summarise → describe → index.
+
+Each node takes the state and the run context and returns a state update. A node that fails
+sets ``status="failed"`` with a one-line reason and removes the document's staging folder; the
+graph then ends the run, so one bad file never stops a batch and never leaves a half document.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from ingest import describe, llm, summarise
+from ingest.context import IngestContext
+from ingest.errors import BadInputError, IngestError
+from ingest.parse import parse_pdf
+from ingest.qasper import SuppliedDocument
+from ingest.split import headings_within, split_oversized
+from ingest.state import IngestState
+from ingest.structure import extract_structure
+from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes, walk
+from ingest.types import SectionEntry, VerificationReport
+from ingest.verify import insert_abstract, verify_entries
+from store.library import DocumentRecord, Library, write_json
+
+Update = dict[str, Any]
+Node = Callable[[IngestState, Runtime[IngestContext]], Update]
+
+
+def file_doc_id(path: Path) -> str:
+    """Content hash of a file: the same bytes always give the same document id."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def guarded(name: str) -> Callable[[Node], Node]:
+    """Turn any failure inside a node into a clean 'failed' end of the run."""
+
+    def wrap(node: Node) -> Node:
+        @functools.wraps(node)
+        def run(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+            try:
+                return node(state, runtime)
+            except Exception as exc:  # one document's failure must not escape into the batch
+                if state.get("staging"):
+                    shutil.rmtree(state["staging"], ignore_errors=True)
+                reason = (
+                    str(exc)
+                    if isinstance(exc, IngestError)
+                    else f"{name} failed: {type(exc).__name__}: {exc}"
+                )
+                return {"status": "failed", "error": reason.splitlines()[0]}
+
+        return run
+
+    return wrap
+
+
+def _model(runtime: Runtime[IngestContext]) -> BaseChatModel | None:
+    return llm.chat_model(runtime.context.llm_settings())
+
+
+@guarded("parse")
+def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Hash the input, skip it if already in the library, else parse it into a staging folder."""
+    library = Library(Path(runtime.context.library)).ensure()
+    supplied = state.get("supplied")
+    if supplied:
+        doc_id = state.get("doc_id") or _supplied_id(supplied)
+    else:
+        path = Path(state.get("source", ""))
+        if not path.is_file():
+            raise BadInputError(f"no such file: {path}")
+        doc_id = file_doc_id(path)
+    if library.has(doc_id):
+        return {"doc_id": doc_id, "status": "present"}
+    staging = library.new_staging(doc_id)
+    update: dict[str, Any] = {"doc_id": doc_id, "staging": str(staging)}
+    if supplied:
+        update.update(
+            pages=supplied["pages"], images=[], outline=[], candidates=[], pdf_metadata={}
+        )
+    else:
+        update.update(parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images"))
+    return update
+
+
+def _supplied_id(supplied: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(supplied, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@guarded("structure")
+def structure(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Flat (level, title, start page) entries from the outline, headings or the LLM."""
+    if state.get("supplied"):
+        entries = list(state["supplied"]["entries"])
+        return {"entries": entries, "structure_method": "supplied"}
+    entries, method = extract_structure(
+        runtime.context.structure,
+        state["pages"],
+        state["outline"],
+        state["candidates"],
+        _model(runtime),
+    )
+    return {"entries": entries, "structure_method": method}
+
+
+@guarded("verify")
+def verify(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Check titles against pages (±1), repair up to 3 rounds, decide shared pages, add Abstract."""
+    pages, method = state["pages"], state["structure_method"]
+    if method == "supplied":
+        report = VerificationReport(
+            method="supplied",
+            entries=len(state["entries"]),
+            initial_verification_rate=None,
+            verification_rate=None,
+            repair_rounds=0,
+            repaired=[],
+            dropped=[],
+        )
+        return {"verification": report}
+    model = _model(runtime)
+    repairer = llm.llm_repairer(model) if model is not None else None
+    entries, report = verify_entries(state["entries"], pages, method, repairer)  # type: ignore[arg-type]
+    entries = insert_abstract(entries, pages)
+    return {"entries": entries, "verification": report}
+
+
+@guarded("tree")
+def tree(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Fold entries into a tree with inclusive page ranges covering the whole document."""
+    roots = build_tree(state["entries"], len(state["pages"]))
+    return {"tree": to_tree_nodes(roots)}
+
+
+@guarded("split")
+def split(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Split nodes over 20,000 tokens and 10 pages; re-number ids depth-first."""
+    roots = from_tree_nodes(state["tree"])
+    model = _model(runtime)
+    extract = _llm_within(model) if model is not None else headings_within(state["candidates"])
+    split_titles = split_oversized(roots, state["pages"], extract)
+    return {"tree": to_tree_nodes(roots), "split_nodes": split_titles}
+
+
+def _llm_within(model: BaseChatModel) -> Callable[[list[str], int, int], list[SectionEntry]]:
+    def extract(pages: list[str], first: int, last: int) -> list[SectionEntry]:
+        window = [text if first <= n <= last else "" for n, text in enumerate(pages, start=1)]
+        return llm.llm_entries(model, window)
+
+    return extract
+
+
+@guarded("summarise")
+def summarise_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Extractive summaries always; LLM summaries replace them when an LLM is configured."""
+    roots = from_tree_nodes(state["tree"])
+    bodies = summarise.summarise_drafts(roots, state["pages"])
+    model = _model(runtime)
+    if model is not None:
+        drafts = iter_drafts(roots)
+        todo = [i for i, body in enumerate(bodies) if summarise.needs_summary(body)]
+        written = llm.llm_summaries(
+            model,
+            [(drafts[i].title, bodies[i]) for i in todo],
+            runtime.context.llm_settings().max_concurrency,
+        )
+        for i, text in zip(todo, written, strict=True):
+            if text.strip():
+                drafts[i].summary = text.strip()
+    return {"tree": to_tree_nodes(roots)}
+
+
+@guarded("describe")
+def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Bibliographic metadata, a one-sentence description and keywords."""
+    pages = state["pages"]
+    supplied = state.get("supplied")
+    fallback = supplied["title"] if supplied else Path(state.get("source", "document")).stem
+    meta = describe.regex_metadata(pages, state["candidates"], state["pdf_metadata"], fallback)
+    if supplied:
+        meta["title"], meta["year"] = supplied["title"], supplied.get("year")
+        meta["venue"] = supplied.get("venue")
+    meta["description"] = describe.one_sentence(_opening_text(state))
+    model = _model(runtime)
+    if model is not None:
+        hints = {k: v for k, v in meta.items() if k not in ("description", "keywords")}
+        meta = describe.merge_llm_metadata(
+            meta, llm.llm_metadata(model, hints, "\n".join(pages[:2]))
+        )
+    return {"metadata": meta}
+
+
+def _opening_text(state: IngestState) -> str:
+    """The abstract's summary when there is one, else the first node with prose."""
+    nodes = walk(state["tree"])
+    for node in nodes:
+        if "abstract" in node["title"].lower():
+            return node["summary"]
+    return next((n["summary"] for n in nodes if len(n["summary"].split()) > 8), state["pages"][0])
+
+
+def write_artefacts(state: IngestState, runtime: Runtime[IngestContext]) -> Path:
+    """Write every per-document file into the staging folder (not yet visible)."""
+    staging = Path(state["staging"])
+    write_json(staging / "tree.json", state["tree"])
+    with (staging / "pages.jsonl").open("w", encoding="utf-8") as handle:
+        for number, text in enumerate(state["pages"], start=1):
+            handle.write(json.dumps({"page": number, "text": text}, ensure_ascii=False) + "\n")
+    write_json(staging / "images.json", state["images"])
+    write_json(staging / "metadata.json", state["metadata"])
+    write_json(
+        staging / "verification.json",
+        {**state["verification"], "split_nodes": state.get("split_nodes", [])},
+    )
+    record = DocumentRecord(
+        doc_id=state["doc_id"],
+        title=state["metadata"]["title"],
+        pages=len(state["pages"]),
+        nodes=len(walk(state["tree"])),
+        verification_rate=state["verification"]["verification_rate"],
+        source=state.get("source", ""),
+        structure=state["structure_method"],
+        parser="supplied" if state.get("supplied") else runtime.context.parser,
+        ingested_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    write_json(staging / "document.json", record)
+    return staging
+
+
+@guarded("index")
+def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Write artefacts, index the entries, then publish the document atomically."""
+    from store.catalog import open_catalog
+    from store.entries import document_entries
+
+    staging = write_artefacts(state, runtime)
+    catalog = open_catalog(Path(runtime.context.library))
+    entries = document_entries(
+        state["doc_id"], state["metadata"], state["tree"], len(state["pages"])
+    )
+    catalog.publish(state["doc_id"], staging, entries)
+    if state.get("source"):
+        catalog.replace_older_versions(state["doc_id"], state["source"])
+    return {"status": "ingested", "index_entries": len(entries)}
+
+
+def supplied_input(document: SuppliedDocument, source: str, doc_id: str) -> dict[str, Any]:
+    """Graph input for a structured non-PDF document."""
+    return {"source": source, "doc_id": doc_id, "supplied": dict(document)}

@@ -1,0 +1,163 @@
+"""PDF → per-page markdown (1-based physical pages), page images, bookmarks and heading cues.
+
+pymupdf4llm is the default backend (offline). ``pymupdf4llm-layout`` adds PyMuPDF's layout
+analysis (slower, better reading order on complex pages). marker-pdf is optional and must fail
+fast when its models cannot be had, instead of waiting minutes for a helper server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pymupdf
+
+from ingest.errors import ParserUnavailableError
+from ingest.locate import normalize
+from ingest.pdf_checks import open_checked_pdf
+from ingest.types import HeadingCandidate, PageImage, SectionEntry
+from ingest.typography import heading_candidates
+
+PARSERS = ("pymupdf4llm", "pymupdf4llm-layout", "marker")
+MIN_IMAGE_PIXELS = 48
+MIN_IMAGE_AREA_SHARE = 0.002
+# marker's paginated markdown separates pages with "{N}" followed by a dashed rule.
+MARKER_PAGE = re.compile(r"\{(\d+)\}-{10,}\n(.*?)(?=\n\{\d+\}-{10,}|\Z)", re.DOTALL)
+
+
+class ParsedPDF(TypedDict):
+    """Everything later nodes need from the PDF, as JSON-native values."""
+
+    pages: list[str]
+    images: list[PageImage]
+    outline: list[SectionEntry]
+    candidates: list[HeadingCandidate]
+    pdf_metadata: dict[str, Any]
+
+
+def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
+    """Parse ``path`` with the chosen backend; images are written into ``image_dir``."""
+    if parser not in PARSERS:
+        raise ParserUnavailableError(
+            f"unknown parser {parser!r}; choose one of {', '.join(PARSERS)}"
+        )
+    if parser == "marker":
+        ensure_marker_available()
+    doc = open_checked_pdf(path)
+    try:
+        if parser == "marker":
+            raw_pages = _marker_pages(path, doc.page_count)
+        else:
+            raw_pages = _markdown_pages(doc, layout=parser.endswith("layout"))
+        pages = [normalize(text) for text in raw_pages]
+        return ParsedPDF(
+            pages=pages,
+            images=extract_images(doc, image_dir),
+            outline=_outline(doc),
+            candidates=heading_candidates(doc),
+            pdf_metadata={k: v for k, v in (doc.metadata or {}).items() if isinstance(v, str)},
+        )
+    finally:
+        doc.close()
+
+
+def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
+    """One markdown string per physical page, in page order."""
+    import pymupdf4llm
+
+    pymupdf4llm.use_layout(layout)
+    chunks = pymupdf4llm.to_markdown(
+        doc, page_chunks=True, show_progress=False, ignore_images=True, write_images=False
+    )
+    texts = [""] * doc.page_count
+    for chunk in chunks:
+        number = int(chunk["metadata"].get("page_number", chunk["metadata"].get("page", 0)))
+        if 1 <= number <= doc.page_count:
+            texts[number - 1] = chunk["text"]
+    return texts
+
+
+def _outline(doc: pymupdf.Document) -> list[SectionEntry]:
+    """The author's bookmarks (level, title, 1-based page), skipping links without a page."""
+    return [
+        SectionEntry(level=int(level), title=" ".join(str(title).split()), start_page=int(page))
+        for level, title, page, *_ in doc.get_toc(simple=True)
+        if 1 <= int(page) <= doc.page_count and str(title).strip()
+    ]
+
+
+def extract_images(doc: pymupdf.Document, image_dir: Path) -> list[PageImage]:
+    """Save each sizeable image once per page, with its page number and bounding box."""
+    image_dir.mkdir(parents=True, exist_ok=True)
+    found: list[PageImage] = []
+    for page in doc.pages():
+        area = abs(page.rect) or 1.0
+        seen: set[int] = set()
+        for info in page.get_image_info(xrefs=True):
+            xref = int(info.get("xref") or 0)
+            bbox = pymupdf.Rect(info["bbox"])
+            if xref <= 0 or xref in seen or abs(bbox) / area < MIN_IMAGE_AREA_SHARE:
+                continue
+            seen.add(xref)
+            image = _save_image(doc, xref, page.number + 1, len(seen), image_dir, bbox)
+            if image is not None:
+                found.append(image)
+    return found
+
+
+def _save_image(
+    doc: pymupdf.Document, xref: int, page: int, index: int, image_dir: Path, bbox: pymupdf.Rect
+) -> PageImage | None:
+    """Write one embedded image as a file; tiny icons and unreadable images are skipped."""
+    try:
+        data = doc.extract_image(xref)
+    except Exception:  # a damaged image stream must not fail the whole document
+        return None
+    if not data or min(data.get("width", 0), data.get("height", 0)) < MIN_IMAGE_PIXELS:
+        return None
+    name = f"p{page:04d}-{index:02d}.{data.get('ext', 'png')}"
+    (image_dir / name).write_bytes(data["image"])
+    return PageImage(
+        name=name,
+        page=page,
+        bbox=[round(v, 1) for v in (bbox.x0, bbox.y0, bbox.x1, bbox.y1)],
+        width=int(data["width"]),
+        height=int(data["height"]),
+    )
+
+
+def ensure_marker_available() -> None:
+    """Fail in well under a second when marker or its model weights are not available here."""
+    if importlib.util.find_spec("marker") is None:
+        raise ParserUnavailableError(
+            "parser 'marker' needs marker-pdf (pip install 'vectree-rag[marker]') and its model "
+            "weights; use --parser pymupdf4llm offline"
+        )
+    cache = Path(os.environ.get("MODEL_CACHE_DIR", Path.home() / ".cache" / "datalab" / "models"))
+    if not cache.is_dir() or not any(cache.iterdir()):
+        raise ParserUnavailableError(
+            f"parser 'marker' has no model weights in {cache} and cannot download them offline; "
+            "set MODEL_CACHE_DIR to a folder holding marker's models, or use --parser pymupdf4llm"
+        )
+
+
+def _marker_pages(path: Path, page_count: int) -> list[str]:
+    """Per-page markdown from marker's paginated output (models must already be cached)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on a download
+    from marker.converters.pdf import PdfConverter
+    from marker.models import create_model_dict
+
+    converter = PdfConverter(
+        artifact_dict=create_model_dict(),
+        config={"paginate_output": True, "disable_image_extraction": True},
+    )
+    markdown = converter(str(path)).markdown
+    texts = [""] * page_count
+    for match in MARKER_PAGE.finditer(markdown):
+        number = int(match.group(1)) + 1
+        if 1 <= number <= page_count:
+            texts[number - 1] = match.group(2).strip()
+    return texts

@@ -1,0 +1,55 @@
+"""State of the ingestion graph: JSON-native values only, so checkpoints stay readable."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from ingest.types import (
+    DocumentMetadata,
+    HeadingCandidate,
+    PageImage,
+    SectionEntry,
+    TreeNode,
+    VerificationReport,
+)
+
+Status = Literal["ingested", "present", "failed"]
+
+
+class IngestInput(TypedDict, total=False):
+    """What a caller provides: a PDF path, or a structured document (e.g. a QASPER paper)."""
+
+    source: str
+    doc_id: str
+    supplied: dict[str, Any]
+
+
+class IngestState(IngestInput, total=False):
+    """Everything the nodes pass along for one document."""
+
+    status: Status
+    error: str
+    staging: str
+    pages: list[str]
+    images: list[PageImage]
+    outline: list[SectionEntry]
+    candidates: list[HeadingCandidate]
+    pdf_metadata: dict[str, Any]
+    entries: list[SectionEntry]
+    structure_method: str
+    verification: VerificationReport
+    tree: list[TreeNode]
+    split_nodes: list[str]
+    metadata: DocumentMetadata
+    index_entries: int
+
+
+class IngestOutput(TypedDict, total=False):
+    """What a caller gets back."""
+
+    doc_id: str
+    source: str
+    status: Status
+    error: str
+    verification: VerificationReport
+    index_entries: int

@@ -1,0 +1,78 @@
+"""JSON-native record shapes shared by the ingestion nodes and the stores.
+
+They are TypedDicts rather than classes so that graph state and checkpoints stay plain JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+StructureSource = Literal["outline", "headings", "llm", "supplied"]
+
+
+class PageImage(TypedDict):
+    """An image found on a page, stored as a file in the document's image folder."""
+
+    name: str
+    page: int
+    bbox: list[float]
+    width: int
+    height: int
+
+
+class HeadingCandidate(TypedDict):
+    """A line that typography or numbering marks as a possible heading."""
+
+    page: int
+    text: str
+    size: float
+    bold: bool
+    y_frac: float
+
+
+class SectionEntry(TypedDict):
+    """One flat structure entry before folding: level 1 is top level, pages are 1-based."""
+
+    level: int
+    title: str
+    start_page: int
+    verified: NotRequired[bool]
+    begins_page: NotRequired[bool]
+    repaired: NotRequired[bool]
+
+
+class TreeNode(TypedDict):
+    """A section-tree node; the tree never holds body text, only titles and summaries."""
+
+    node_id: str
+    title: str
+    start_page: int
+    end_page: int
+    summary: str
+    nodes: list[TreeNode]
+
+
+class DocumentMetadata(TypedDict):
+    """Bibliographic fields and the short texts the document-level index entry is built from."""
+
+    title: str
+    authors: list[str]
+    year: int | None
+    doi: str | None
+    venue: str | None
+    volume: str | None
+    pages: str | None
+    description: str
+    keywords: list[str]
+
+
+class VerificationReport(TypedDict):
+    """How well the structure entries were confirmed against the page text."""
+
+    method: StructureSource
+    entries: int
+    initial_verification_rate: float | None
+    verification_rate: float | None
+    repair_rounds: int
+    repaired: list[str]
+    dropped: list[str]

@@ -1,0 +1,1 @@
+"""Vector store, embedding and indexing helpers."""

@@ -1,0 +1,210 @@
+"""The Qdrant collection of structural entries: dense (fastembed) + sparse BM25 vectors.
+
+Local mode keeps the index inside the library folder; ``QDRANT_URL`` points the same code at a
+server. Points are written with ``committed=false`` and flipped to true only after the
+document's folder is visible, so searches (which filter on ``committed``) never see a half
+document; ``reconcile`` finishes or undoes whatever an interrupted run left behind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
+from store.entries import IndexEntry
+from store.settings import IndexSettings
+
+DENSE = "dense"
+SPARSE = "bm25"
+POINT_NAMESPACE = uuid.UUID("5b1d3c52-3f8e-4d8a-9a57-2b8f1f0c9e11")
+UPSERT_BATCH = 64
+PAYLOAD_INDEXES = {
+    "doc_id": models.PayloadSchemaType.KEYWORD,
+    "entry_type": models.PayloadSchemaType.KEYWORD,
+    "committed": models.PayloadSchemaType.BOOL,
+    "year": models.PayloadSchemaType.INTEGER,
+    "venue": models.PayloadSchemaType.TEXT,
+    "authors": models.PayloadSchemaType.TEXT,
+}
+
+
+class IndexMismatchError(RuntimeError):
+    """The collection was built with another embedding model than the one configured."""
+
+
+class IndexLockedError(RuntimeError):
+    """Another process holds the local-mode index folder."""
+
+
+def point_id(doc_id: str, key: str) -> str:
+    """Stable point id per (document, entry), so re-writes replace rather than duplicate."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{doc_id}:{key}"))
+
+
+class StructuralIndex:
+    """Read and write structural entries; one instance per process and storage folder."""
+
+    def __init__(self, settings: IndexSettings, local_path: Path) -> None:
+        self.settings = settings
+        self.local_path = local_path
+        self.collection = settings.collection
+
+    @cached_property
+    def client(self) -> QdrantClient:
+        if self.settings.qdrant_url:
+            return QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
+        self.local_path.mkdir(parents=True, exist_ok=True)
+        try:
+            return QdrantClient(path=str(self.local_path))
+        except RuntimeError as exc:
+            raise IndexLockedError(
+                f"the index in {self.local_path} is open in another process (Qdrant local mode "
+                "allows one); stop it, or run a Qdrant server and set QDRANT_URL"
+            ) from exc
+
+    @cached_property
+    def _cache_dir(self) -> Path:
+        return self.settings.model_cache or default_cache_dir()
+
+    def close(self) -> None:
+        if "client" in self.__dict__:
+            self.client.close()
+            del self.__dict__["client"]
+
+    # -- collection ----------------------------------------------------------------------
+    def ensure_collection(self) -> None:
+        """Create the collection on first use; refuse to mix embedding models."""
+        if self.client.collection_exists(self.collection):
+            self._check_model()
+            return
+        dim = len(self.embed_dense(["dimension probe"])[0])
+        self.client.create_collection(
+            self.collection,
+            vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata={"embedding_model": self.settings.embedding_model},
+        )
+        if self.settings.qdrant_url:  # local mode has no payload indexes (it warns)
+            for field, schema in PAYLOAD_INDEXES.items():
+                self.client.create_payload_index(self.collection, field, field_schema=schema)
+
+    def _check_model(self) -> None:
+        info = self.client.get_collection(self.collection)
+        built_with = (info.config.metadata or {}).get("embedding_model")
+        if built_with and built_with != self.settings.embedding_model:
+            raise IndexMismatchError(
+                f"collection {self.collection!r} was built with {built_with}, but "
+                f"{self.settings.embedding_model} is configured; use another collection "
+                "(VECTREE_COLLECTION) or re-ingest into a new library"
+            )
+
+    # -- embedding -----------------------------------------------------------------------
+    def embed_dense(self, texts: list[str]) -> list[list[float]]:
+        model = dense_embedder(self.settings.embedding_model, self._cache_dir)
+        return [vector.tolist() for vector in model.embed(texts)]
+
+    def embed_sparse(self, texts: list[str]) -> list[models.SparseVector]:
+        model = sparse_embedder(self._cache_dir)
+        return [
+            models.SparseVector(indices=v.indices.tolist(), values=v.values.tolist())
+            for v in model.embed(texts)
+        ]
+
+    def embed_sparse_query(self, text: str) -> models.SparseVector:
+        vector = next(iter(sparse_embedder(self._cache_dir).query_embed(text)))
+        return models.SparseVector(indices=vector.indices.tolist(), values=vector.values.tolist())
+
+    # -- writing -------------------------------------------------------------------------
+    def upsert_document(self, doc_id: str, entries: list[IndexEntry]) -> int:
+        """Write a document's entries, not yet searchable (``committed=false``)."""
+        self.ensure_collection()
+        texts = [entry["text"] for entry in entries]
+        dense, sparse = self.embed_dense(texts), self.embed_sparse(texts)
+        points = [
+            models.PointStruct(
+                id=point_id(doc_id, entry["key"]),
+                vector={DENSE: d, SPARSE: s},
+                payload={**entry["payload"], "text": entry["text"], "committed": False},
+            )
+            for entry, d, s in zip(entries, dense, sparse, strict=True)
+        ]
+        for start in range(0, len(points), UPSERT_BATCH):
+            self.client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
+        return len(points)
+
+    def mark_committed(self, doc_id: str) -> None:
+        """Make a document's entries searchable (after its folder became visible)."""
+        self.client.set_payload(
+            self.collection, {"committed": True}, points=_doc_filter(doc_id), wait=True
+        )
+
+    def delete_document(self, doc_id: str) -> None:
+        if self.client.collection_exists(self.collection):
+            self.client.delete(self.collection, points_selector=_doc_filter(doc_id), wait=True)
+
+    # -- reading -------------------------------------------------------------------------
+    def count(self, doc_id: str | None = None, committed_only: bool = True) -> int:
+        if not self.client.collection_exists(self.collection):
+            return 0
+        conditions: list[models.Condition] = [_match("committed", True)] if committed_only else []
+        if doc_id:
+            conditions.append(_match("doc_id", doc_id))
+        result = self.client.count(self.collection, count_filter=models.Filter(must=conditions))
+        return int(result.count)
+
+    def doc_ids(self, committed: bool | None = None) -> set[str]:
+        """Distinct doc ids in the index, optionally by commit state (paged scroll)."""
+        if not self.client.collection_exists(self.collection):
+            return set()
+        flt = (
+            models.Filter(must=[_match("committed", committed)]) if committed is not None else None
+        )
+        found: set[str] = set()
+        offset: Any = None
+        while True:
+            points, offset = self.client.scroll(
+                self.collection,
+                scroll_filter=flt,
+                limit=512,
+                offset=offset,
+                with_payload=["doc_id"],
+                with_vectors=False,
+            )
+            found.update(str(p.payload["doc_id"]) for p in points if p.payload)
+            if offset is None:
+                return found
+
+    def hybrid_search(self, query: str, limit: int = 10) -> list[models.ScoredPoint]:
+        """Committed entries ranked by Qdrant's RRF over dense and BM25 (a plain probe)."""
+        if not self.client.collection_exists(self.collection):
+            return []
+        committed = models.Filter(must=[_match("committed", True)])
+        prefetch = [
+            models.Prefetch(
+                query=self.embed_dense([query])[0], using=DENSE, filter=committed, limit=50
+            ),
+            models.Prefetch(
+                query=self.embed_sparse_query(query), using=SPARSE, filter=committed, limit=50
+            ),
+        ]
+        response = self.client.query_points(
+            self.collection,
+            prefetch=prefetch,
+            query=models.FusionQuery(fusion=models.Fusion.RRF),
+            limit=limit,
+            with_payload=True,
+        )
+        return list(response.points)
+
+
+def _match(field: str, value: Any) -> models.FieldCondition:
+    return models.FieldCondition(key=field, match=models.MatchValue(value=value))
+
+
+def _doc_filter(doc_id: str) -> models.FilterSelector:
+    return models.FilterSelector(filter=models.Filter(must=[_match("doc_id", doc_id)]))

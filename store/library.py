@@ -1,0 +1,183 @@
+"""The library folder: per-document artefacts, written atomically, plus the visible-document list.
+
+Layout (all under the library root)::
+
+    docs/<doc_id>/document.json   manifest (title, source, pages, nodes, verification rate)
+    docs/<doc_id>/tree.json       section tree, no body text
+    docs/<doc_id>/pages.jsonl     one {"page": n, "text": ...} per physical page
+    docs/<doc_id>/images/ + images.json
+    docs/<doc_id>/metadata.json, verification.json
+    staging/<doc_id>.<pid>.<n>/   a document being written (never visible)
+    trash/<doc_id>/               a document being removed (never visible)
+    qdrant/                       the local-mode index
+
+A document becomes visible by one atomic rename of its finished staging folder into ``docs/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from ingest.types import DocumentMetadata, PageImage, TreeNode, VerificationReport
+
+_STAGING_COUNTER = itertools.count()
+
+
+class DocumentRecord(TypedDict):
+    """The manifest of one visible document (what ``vectree docs`` lists)."""
+
+    doc_id: str
+    title: str
+    pages: int
+    nodes: int
+    verification_rate: float | None
+    source: str
+    structure: str
+    parser: str
+    ingested_at: str
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write JSON via a temporary file and rename, so readers never see half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library folder on disk."""
+
+    root: Path
+
+    @property
+    def docs_dir(self) -> Path:
+        return self.root / "docs"
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.root / "staging"
+
+    @property
+    def trash_dir(self) -> Path:
+        return self.root / "trash"
+
+    @property
+    def qdrant_dir(self) -> Path:
+        return self.root / "qdrant"
+
+    def ensure(self) -> Library:
+        for folder in (self.docs_dir, self.staging_dir, self.trash_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        return self
+
+    # -- reading -------------------------------------------------------------------------
+    def doc_dir(self, doc_id: str) -> Path:
+        return self.docs_dir / doc_id
+
+    def has(self, doc_id: str) -> bool:
+        """Visible means the committed folder exists with its manifest."""
+        return (self.doc_dir(doc_id) / "document.json").is_file()
+
+    def documents(self) -> list[DocumentRecord]:
+        """Manifests of every visible document, sorted by title."""
+        if not self.docs_dir.is_dir():
+            return []
+        records = [
+            read_json(p / "document.json") for p in self.docs_dir.iterdir() if self.has(p.name)
+        ]
+        return sorted(records, key=lambda r: (r["title"].lower(), r["doc_id"]))
+
+    def record(self, doc_id: str) -> DocumentRecord:
+        return read_json(self.doc_dir(doc_id) / "document.json")  # type: ignore[no-any-return]
+
+    def tree(self, doc_id: str) -> list[TreeNode]:
+        return read_json(self.doc_dir(doc_id) / "tree.json")  # type: ignore[no-any-return]
+
+    def metadata(self, doc_id: str) -> DocumentMetadata:
+        return read_json(self.doc_dir(doc_id) / "metadata.json")  # type: ignore[no-any-return]
+
+    def verification(self, doc_id: str) -> VerificationReport:
+        return read_json(self.doc_dir(doc_id) / "verification.json")  # type: ignore[no-any-return]
+
+    def images(self, doc_id: str) -> list[PageImage]:
+        return read_json(self.doc_dir(doc_id) / "images.json")  # type: ignore[no-any-return]
+
+    def pages(self, doc_id: str) -> list[str]:
+        lines = (self.doc_dir(doc_id) / "pages.jsonl").read_text(encoding="utf-8").splitlines()
+        return [json.loads(line)["text"] for line in lines if line]
+
+    def resolve(self, prefix: str) -> str | None:
+        """A full doc id from a unique prefix (users type the first few characters)."""
+        matches = [r["doc_id"] for r in self.documents() if r["doc_id"].startswith(prefix)]
+        return matches[0] if len(matches) == 1 else None
+
+    def by_source(self, source: str) -> list[str]:
+        """Ids of visible documents ingested from ``source`` (for replacing changed files)."""
+        return [r["doc_id"] for r in self.documents() if r["source"] == source]
+
+    # -- writing -------------------------------------------------------------------------
+    def new_staging(self, doc_id: str) -> Path:
+        """A fresh private folder for one ingestion attempt of ``doc_id``."""
+        folder = self.staging_dir / f"{doc_id}.{os.getpid()}.{next(_STAGING_COUNTER)}"
+        folder.mkdir(parents=True, exist_ok=False)
+        return folder
+
+    def commit(self, staging: Path, doc_id: str) -> None:
+        """Make a finished staging folder visible in one rename."""
+        target = self.doc_dir(doc_id)
+        if target.exists():  # an identical document won a race; keep the committed one
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        os.replace(staging, target)
+
+    def hide(self, doc_id: str) -> Path | None:
+        """Move a visible document into the trash (first step of removal)."""
+        source = self.doc_dir(doc_id)
+        if not source.exists():
+            return None
+        target = self.trash_dir / doc_id
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(source, target)
+        return target
+
+    def trashed(self) -> list[str]:
+        return [p.name for p in self.trash_dir.iterdir()] if self.trash_dir.is_dir() else []
+
+    def purge_trash(self, doc_id: str) -> None:
+        shutil.rmtree(self.trash_dir / doc_id, ignore_errors=True)
+
+    def abandoned_staging(self) -> list[Path]:
+        """Staging folders whose writer process is gone (killed mid-ingest)."""
+        if not self.staging_dir.is_dir():
+            return []
+        return [p for p in self.staging_dir.iterdir() if not _alive(_writer_pid(p))]
+
+
+def _writer_pid(folder: Path) -> int:
+    parts = folder.name.split(".")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else -1
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

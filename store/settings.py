@@ -1,0 +1,81 @@
+"""Typed settings for the library, the index and the optional LLM, with environment fallbacks.
+
+Every knob a user may need lives here so the CLI, the ingestion graph and the tests agree on
+one source of truth instead of reading environment variables in scattered places.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    """Read an environment variable, treating an empty value as unset."""
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+class LLMSettings(BaseModel):
+    """An OpenAI-compatible chat endpoint; ``model`` unset means "no LLM configured"."""
+
+    model: str | None = Field(default=None, description="Chat model name (VECTREE_MODEL).")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint URL (OPENAI_BASE_URL)."
+    )
+    api_key: str | None = Field(default=None, description="API key (OPENAI_API_KEY).")
+    temperature: float = Field(default=0.0, description="Sampling temperature for ingestion.")
+    timeout_s: float = Field(default=120.0, description="Per-request timeout in seconds.")
+    max_concurrency: int = Field(default=4, description="Concurrent enrichment calls.")
+
+    @property
+    def configured(self) -> bool:
+        """True when a model name was given; only then do LLM stages run."""
+        return bool(self.model)
+
+    @classmethod
+    def from_env(cls) -> LLMSettings:
+        """Build from VECTREE_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY."""
+        return cls(
+            model=_env("VECTREE_MODEL"),
+            base_url=_env("VECTREE_BASE_URL", _env("OPENAI_BASE_URL")),
+            api_key=_env("VECTREE_API_KEY", _env("OPENAI_API_KEY")),
+        )
+
+
+class IndexSettings(BaseModel):
+    """Where the structural index lives and which embedding model fills it."""
+
+    qdrant_url: str | None = Field(
+        default=None, description="Qdrant server URL (QDRANT_URL); unset = local mode."
+    )
+    qdrant_api_key: str | None = Field(default=None, description="Qdrant API key.")
+    collection: str = Field(default="vectree_structure", description="Collection name.")
+    embedding_model: str = Field(
+        default=DEFAULT_EMBEDDING_MODEL, description="fastembed dense model (VECTREE_EMBEDDING)."
+    )
+    model_cache: Path | None = Field(
+        default=None, description="Folder for converted models (VECTREE_MODEL_CACHE)."
+    )
+
+    @classmethod
+    def from_env(cls) -> IndexSettings:
+        """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_EMBEDDING / VECTREE_MODEL_CACHE."""
+        cache = _env("VECTREE_MODEL_CACHE")
+        return cls(
+            qdrant_url=_env("QDRANT_URL"),
+            qdrant_api_key=_env("QDRANT_API_KEY"),
+            collection=_env("VECTREE_COLLECTION", "vectree_structure") or "vectree_structure",
+            embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
+            or DEFAULT_EMBEDDING_MODEL,
+            model_cache=Path(cache) if cache else None,
+        )
+
+
+def default_library_dir() -> Path:
+    """The library folder: VECTREE_HOME, else ./library in the working directory."""
+    return Path(_env("VECTREE_HOME", "library") or "library").expanduser().resolve()

@@ -1,0 +1,1 @@
+"""Agent tools over the library (progressive disclosure layers 0–2)."""
