@@ -26,6 +26,8 @@ VOLUME = re.compile(r"\bVol(?:ume)?\.?\s*(\d{1,4})\b", re.IGNORECASE)
 PAGE_RANGE = re.compile(r"\bpages?\s+(\d{1,5}\s*[–-]\s*\d{1,5})\b", re.IGNORECASE)
 KEYWORDS_LINE = re.compile(r"(?:KEYWORDS|Keywords|Key words|Index Terms)\s*[:.—-]?\s*([^.]+)")
 ARXIV_ID_YEAR = re.compile(r"arXiv:(\d{2})(\d{2})\.\d{4,5}")
+# PDF dates read "D:YYYYMMDDHHmmSS…": the year is glued to the digits after it, so no \b.
+PDF_DATE_YEAR = re.compile(r"(?:D:)?(19[5-9]\d|20[0-4]\d)")
 NAME = re.compile(r"^[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){1,3}$")
 AFFILIATION = re.compile(
     r"(universit|institut|department|school|college|laborator|inc\.|corp|@|\d|"
@@ -82,7 +84,9 @@ def _title(candidates: list[HeadingCandidate], pdf_metadata: dict[str, Any]) -> 
 def _authors(first_page: str, title: str, pdf_metadata: dict[str, Any]) -> list[str]:
     """Name-like lines between the title and the abstract; the PDF author field as fallback."""
     from_pdf = [a.strip() for a in re.split(r"[;,]| and ", str(pdf_metadata.get("author") or ""))]
-    text = clean_text(first_page.split("bstract")[0]) if "bstract" in first_page else ""
+    # Cut before the "A" of "Abstract" too, or it sticks to the last author ("Ann Lee A").
+    cut = first_page.find("bstract")
+    text = clean_text(first_page[: max(0, cut - 1)]) if cut >= 0 else ""
     if title and title.lower()[:30] in text.lower():
         text = text[text.lower().index(title.lower()[:30]) + len(title) :]
     names: list[str] = []
@@ -107,7 +111,7 @@ def _year(first_page: str, pdf_metadata: dict[str, Any]) -> int | None:
     years = Counter(YEAR.findall(first_page[:4000]))
     if years:
         return int(years.most_common(1)[0][0])
-    created = YEAR.search(str(pdf_metadata.get("creationDate") or ""))
+    created = PDF_DATE_YEAR.match(str(pdf_metadata.get("creationDate") or "").strip())
     return int(created.group(1)) if created else None
 
 

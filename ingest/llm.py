@@ -86,7 +86,12 @@ def page_groups(pages: list[str], max_tokens: int = GROUP_TOKENS) -> list[list[i
     for page, size in enumerate(sizes, start=1):
         if current and used + size > max_tokens:
             groups.append(current)
-            current, used = [current[-1]], sizes[current[-1] - 1]
+            overlap = current[-1]
+            # Share the last page only when it fits beside the new one: the bound comes first.
+            if sizes[overlap - 1] + size <= max_tokens:
+                current, used = [overlap], sizes[overlap - 1]
+            else:
+                current, used = [], 0
         current.append(page)
         used += size
     if current and (not groups or current != groups[-1][-1:]):

@@ -35,7 +35,8 @@ def _title_pattern(title: str) -> re.Pattern[str] | None:
     if not tokens:
         return None
     words = [INNER_GAP.join(re.escape(ch) for ch in token) for token in tokens]
-    return re.compile(WORD_GAP.join(words), re.IGNORECASE)
+    # Whole words only: "Method" must not verify against "Methodology".
+    return re.compile(r"(?<![^\W_])" + WORD_GAP.join(words) + r"(?![^\W_])", re.IGNORECASE)
 
 
 def find_title(title: str, page_text: str) -> int | None:

@@ -93,7 +93,11 @@ def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
             pages=supplied["pages"], images=[], outline=[], candidates=[], pdf_metadata={}
         )
     else:
-        update.update(parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images"))
+        try:
+            update.update(parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images"))
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     return update
 
 
@@ -130,6 +134,7 @@ def verify(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
             repair_rounds=0,
             repaired=[],
             dropped=[],
+            flagged=[],
         )
         return {"verification": report}
     model = _model(runtime)

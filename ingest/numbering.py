@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 ROMAN = re.compile(r"^(?P<num>[IVX]{1,5})[.)]\s+(?P<rest>\S.*)$")
@@ -24,7 +25,7 @@ class Numbering:
 
 def clean_title(text: str) -> str:
     """Collapse whitespace and re-join small caps split by extraction ("I NTRODUCTION")."""
-    text = " ".join(text.split())
+    text = " ".join(unicodedata.normalize("NFKC", text).split())
     return SPLIT_SMALL_CAPS.sub(lambda m: m.group(1) + m.group(2), text)
 
 

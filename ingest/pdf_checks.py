@@ -31,6 +31,8 @@ def open_checked_pdf(path: Path) -> pymupdf.Document:
         raise BadInputError("encrypted PDF: a password is required to read it")
     if doc.page_count == 0:
         doc.close()
+        if not _has_eof_marker(path):
+            raise BadInputError("corrupt or truncated PDF: no readable pages, no %%EOF marker")
         raise BadInputError("PDF has zero pages")
     _require_text_layer(doc)
     return doc
@@ -40,6 +42,13 @@ def _read_head(path: Path) -> bytes:
     """The first KiB, where the PDF header must appear."""
     with path.open("rb") as handle:
         return handle.read(1024)
+
+
+def _has_eof_marker(path: Path) -> bool:
+    """Complete PDFs end with %%EOF (possibly followed by a little padding)."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 4096))
+        return b"%%EOF" in handle.read()
 
 
 def _require_text_layer(doc: pymupdf.Document) -> None:

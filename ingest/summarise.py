@@ -131,7 +131,7 @@ def _without_heading(text: str, title: str) -> str:
     """Drop the heading itself from the start of the body."""
     head = clean_text(title)
     if text.lower().startswith(head.lower()):
-        return text[len(head) :].strip(" .:-")
+        return text[len(head) :].lstrip(" .:-")
     return text
 
 

@@ -76,3 +76,4 @@ class VerificationReport(TypedDict):
     repair_rounds: int
     repaired: list[str]
     dropped: list[str]
+    flagged: list[str]

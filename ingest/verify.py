@@ -3,6 +3,10 @@
 An entry passes when its title occurs within ±1 page of its claimed start page. Failed entries
 are re-located in widening windows for at most three rounds (an LLM may propose corrections
 when configured), then dropped and reported. Passing entries keep their claimed page.
+
+Bookmarks are links the author placed, so an outline entry whose title is not printed (e.g.
+a "References" bookmark over an untitled reference list) is kept but flagged: it counts as
+unverified in the rate, and shows up in the report's ``flagged`` list.
 """
 
 from __future__ import annotations
@@ -41,10 +45,13 @@ def verify_entries(
         if repairer is not None:
             _apply_llm_proposals(checked, failed, pages, repairer)
         for index in failed:
-            if not checked[index]["verified"] and _relocate(checked, index, pages, window):
+            # Verified now means the LLM's proposal fixed it this round; else search ourselves.
+            if checked[index]["verified"] or _relocate(checked, index, pages, window):
                 repaired.append(checked[index]["title"])
-    survivors = [entry for entry in checked if entry["verified"]]
-    dropped = [entry["title"] for entry in checked if not entry["verified"]]
+    keep_unverified = method == "outline"
+    survivors = [entry for entry in checked if entry["verified"] or keep_unverified]
+    unverified = [entry["title"] for entry in checked if not entry["verified"]]
+    dropped = [] if keep_unverified else unverified
     report = VerificationReport(
         method=method,
         entries=len(entries),
@@ -53,6 +60,7 @@ def verify_entries(
         repair_rounds=rounds,
         repaired=repaired,
         dropped=dropped,
+        flagged=unverified if keep_unverified else [],
     )
     return survivors, report
 

@@ -1,0 +1,37 @@
+"""Shared test fixtures: paths to the development data and isolated libraries."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("VECTREE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+PDF_DIR = SHARED_DATA / "pdfs"
+OUTLINE_DIR = SHARED_DATA / "reference-trees" / "author-outlines"
+QASPER_FILE = SHARED_DATA / "qasper" / "qasper-test-v0.3.dev100.json"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real LLM or a Qdrant server configured in the caller's shell."""
+    for name in ("VECTREE_MODEL", "OPENAI_BASE_URL", "VECTREE_BASE_URL", "QDRANT_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def library_dir(tmp_path: Path) -> Iterator[Path]:
+    """A fresh library folder; index clients opened on it are closed afterwards."""
+    from store.catalog import close_catalogs
+
+    folder = tmp_path / "library"
+    yield folder
+    close_catalogs()
+
+
+def require_shared_data() -> None:
+    if not PDF_DIR.is_dir():
+        pytest.fail(f"development data not found at {SHARED_DATA} (set VECTREE_SHARED_DATA)")

@@ -1,0 +1,245 @@
+"""A real OpenAI-compatible chat endpoint on 127.0.0.1, scripted by the test that starts it.
+
+The stub speaks enough of the OpenAI HTTP API for ``langchain-openai``'s ``ChatOpenAI`` (and the
+``openai`` SDK under it): ``POST /v1/chat/completions`` (also ``/chat/completions``), plain or
+``"stream": true`` (server-sent events). Every reply's text comes from a responder function
+``(messages) -> str`` that the test supplies, so the test decides by the system prompt which
+ingestion stage is calling. Every request is recorded for assertions.
+
+Usage::
+
+    with LLMStub(responder) as stub:
+        ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="test")
+        ...
+    assert stub.requests
+
+The server runs on a daemon thread and serves only until ``stop()`` (or the end of the ``with``
+block); binding port 0 gives an ephemeral port, so parallel tests never collide.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[list[dict[str, Any]]], str]
+
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One chat-completion request as the stub received it."""
+
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def system(self) -> str:
+        """The text of the first system message ("" when there is none)."""
+        return next((message_text(m) for m in self.messages if m.get("role") == "system"), "")
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of one OpenAI message, whether ``content`` is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else str(content)
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, len(text.split()))
+
+
+class LLMStub:
+    """An OpenAI-compatible HTTP server whose replies come from ``responder``."""
+
+    def __init__(self, responder: Responder, host: str = "127.0.0.1") -> None:
+        self.responder = responder
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer((host, 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client (``.../v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> LLMStub:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"llm-stub-{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close the socket and wait for the serving thread."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._server.server_close()
+
+    def __enter__(self) -> LLMStub:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- recorded traffic ------------------------------------------------------------------
+    def requests_with_system(self, system: str) -> list[RecordedRequest]:
+        """Recorded requests whose system prompt is exactly ``system``."""
+        with self._lock:
+            return [r for r in self.requests if r.system == system]
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next_id(self) -> str:
+        with self._lock:
+            return f"chatcmpl-stub-{next(self._ids)}"
+
+    # -- HTTP ------------------------------------------------------------------------------
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") in ("/v1/models", "/models"):
+                    self._json(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
+                else:
+                    self._error(404, f"no route for GET {self.path}")
+
+            def do_POST(self) -> None:
+                path = self.path.split("?", 1)[0].rstrip("/")
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if path not in CHAT_PATHS:
+                    self._error(404, f"no route for POST {self.path}")
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError as exc:
+                    self._error(400, f"request body is not JSON: {exc}")
+                    return
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                request = RecordedRequest(path, body, headers)
+                stub._record(request)
+                try:
+                    text = stub.responder(request.messages)
+                except Exception as exc:  # a responder bug must show up in the test, not hang it
+                    stub.errors.append(f"{type(exc).__name__}: {exc}")
+                    self._error(500, f"responder failed: {type(exc).__name__}: {exc}")
+                    return
+                if body.get("stream"):
+                    self._stream(request, text)
+                else:
+                    self._json(200, stub._completion(request, text))
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _error(self, status: int, message: str) -> None:
+                self._json(
+                    status,
+                    {"error": {"message": message, "type": "stub_error", "code": status}},
+                )
+
+            def _stream(self, request: RecordedRequest, text: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in stub._chunks(request, text):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+    def _completion(self, request: RecordedRequest, text: str) -> dict[str, Any]:
+        prompt = sum(approx_tokens(message_text(m)) for m in request.messages)
+        completion = approx_tokens(text)
+        return {
+            "id": self._next_id(),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.model,
+            "system_fingerprint": "stub",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    def _chunks(self, request: RecordedRequest, text: str) -> list[dict[str, Any]]:
+        ident, created = self._next_id(), int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+            return {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": request.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        pieces = [text[i : i + 64] for i in range(0, len(text), 64)] or [""]
+        return [
+            chunk({"role": "assistant", "content": ""}, None),
+            *(chunk({"content": piece}, None) for piece in pieces),
+            chunk({}, "stop"),
+        ]

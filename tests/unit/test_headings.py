@@ -1,0 +1,167 @@
+"""Choosing real section headings from typography candidates and levelling them."""
+
+from __future__ import annotations
+
+from ingest.headings import entries_from_headings
+from ingest.types import HeadingCandidate
+
+
+def cand(page: int, text: str, size: float = 12.0, bold: bool = True) -> HeadingCandidate:
+    return HeadingCandidate(page=page, text=text, size=size, bold=bold, y_frac=0.1)
+
+
+def titles(candidates: list[HeadingCandidate], total_pages: int = 20) -> list[str]:
+    return [entry["title"] for entry in entries_from_headings(candidates, total_pages)]
+
+
+def test_empty_candidates_give_no_entries() -> None:
+    assert entries_from_headings([], 5) == []
+
+
+def test_drops_stamps_captions_theorems_and_fragments() -> None:
+    candidates = [
+        cand(1, "1 Introduction", 14),
+        cand(1, "arXiv:2101.00001v1 [cs.CL] 1 Jan 2021", 10),
+        cand(2, "Figure 3: Overview of the system", 10),
+        cand(2, "Fig. 2 shows the pipeline", 10),
+        cand(2, "Table 2", 10),
+        cand(2, "Algorithm 1 Greedy search", 10),
+        cand(3, "Theorem 1", 12),
+        cand(3, "Lemma 2.", 12),
+        cand(3, "Proof.", 12),
+        cand(3, "Definition 4 (Tree)", 12),
+        cand(3, "(current cost)", 12),
+        cand(3, "lowercase fragment of a sentence", 12),
+        cand(3, "Results:", 12),
+        cand(3, "42", 12),
+        cand(3, "https://example.org/data", 12),
+        cand(4, "2 Method", 14),
+    ]
+    assert titles(candidates) == ["1 Introduction", "2 Method"]
+
+
+def test_running_headers_repeated_on_many_pages_are_dropped() -> None:
+    candidates = [cand(1, "1 Introduction", 14)]
+    candidates += [cand(page, "Journal of Things", 9) for page in range(1, 11)]
+    candidates += [cand(5, "2 Method", 14), cand(7, "Discussion", 14), cand(9, "Discussion", 14)]
+    candidates.sort(key=lambda c: c["page"])
+    # "Discussion" is on 2 of 10 pages (below the threshold of 3), the header on all 10.
+    assert titles(candidates, total_pages=10) == [
+        "1 Introduction",
+        "2 Method",
+        "Discussion",
+        "Discussion",
+    ]
+
+
+def test_running_header_threshold_scales_with_page_count() -> None:
+    repeated = [cand(page, "Chapter Notes", 9) for page in (10, 20, 30, 40, 50)]
+    candidates = [cand(1, "1 Introduction", 14), *repeated]
+    # 5 pages of 100 is under 30 %: kept; 5 pages of 10 is over: dropped.
+    assert titles(candidates, total_pages=100).count("Chapter Notes") == 5
+    assert "Chapter Notes" not in titles(candidates, total_pages=10)
+
+
+def test_title_page_lines_before_the_first_anchor_are_dropped() -> None:
+    candidates = [
+        cand(1, "A Great Paper Title", 20),
+        cand(1, "Jane Doe and John Smith", 11),
+        cand(1, "Department of Widgets", 11),
+        cand(1, "Abstract", 14),
+        cand(1, "1 Introduction", 14),
+        cand(3, "2 Method", 14),
+    ]
+    assert titles(candidates) == ["Abstract", "1 Introduction", "2 Method"]
+
+
+def test_bare_capital_article_does_not_anchor_the_body() -> None:
+    candidates = [
+        cand(1, "A Statistical Parser for Text", 20),
+        cand(1, "1 Introduction", 14),
+    ]
+    assert titles(candidates) == ["1 Introduction"]
+
+
+def test_without_any_anchor_only_page_one_is_dropped() -> None:
+    candidates = [
+        cand(1, "Report Title", 20),
+        cand(1, "Some Agency Banner", 14),
+        cand(2, "Overview Of Stuff", 16),
+        cand(3, "Details Here", 12),
+    ]
+    entries = entries_from_headings(candidates, 20)
+    assert [(e["title"], e["start_page"], e["level"]) for e in entries] == [
+        ("Overview Of Stuff", 2, 1),
+        ("Details Here", 3, 1),
+    ]
+
+
+def test_single_page_document_without_anchor_keeps_its_candidates() -> None:
+    candidates = [cand(1, "Memo To Staff", 14), cand(1, "Next Steps", 12)]
+    assert titles(candidates, total_pages=1) == ["Memo To Staff", "Next Steps"]
+
+
+def test_table_of_contents_listing_is_dropped_but_real_headings_kept() -> None:
+    candidates = [
+        cand(1, "Report Title", 20),
+        cand(2, "Table of Contents", 14),
+        cand(2, "1 Introduction", 12),
+        cand(2, "2 Findings", 12),
+        cand(2, "Executive Summary", 12),
+        cand(3, "Executive Summary", 14),
+        cand(4, "1 Introduction", 14),
+        cand(6, "2 Findings", 14),
+        cand(7, "2.1 Detail", 12),
+    ]
+    entries = entries_from_headings(candidates, 20)
+    assert [(e["title"], e["start_page"], e["level"]) for e in entries] == [
+        ("Executive Summary", 3, 1),
+        ("1 Introduction", 4, 1),
+        ("2 Findings", 6, 1),
+        ("2.1 Detail", 7, 2),
+    ]
+
+
+def test_levels_from_roman_letter_and_arabic_numbering() -> None:
+    candidates = [
+        cand(1, "I. I NTRODUCTION", 14),
+        cand(2, "II. Rules", 14),
+        cand(2, "A. Background", 12),
+        cand(3, "1. Investment Discretion", 11),
+        cand(4, "B. Scope", 12),
+        cand(5, "III. Conclusion", 14),
+    ]
+    entries = entries_from_headings(candidates, 20)
+    assert [(e["title"], e["level"], e["start_page"]) for e in entries] == [
+        ("I. INTRODUCTION", 1, 1),
+        ("II. Rules", 1, 2),
+        ("A. Background", 2, 2),
+        ("1. Investment Discretion", 3, 3),
+        ("B. Scope", 2, 4),
+        ("III. Conclusion", 1, 5),
+    ]
+
+
+def test_unnumbered_headings_take_the_level_of_similar_font_sizes() -> None:
+    candidates = [
+        cand(1, "1 Introduction", 14),
+        cand(2, "1.1 Motivation", 12),
+        cand(3, "Related Work", 14.2),  # as large as the level-1 numbered headings
+        cand(3, "Prior Systems", 12.1),  # closest to the level-2 size
+        cand(4, "Fine Print Notes", 9),  # smaller than every numbered heading
+        cand(5, "Huge Banner Heading", 18),  # larger than all: top level
+    ]
+    entries = entries_from_headings(candidates, 20)
+    assert [(e["title"], e["level"]) for e in entries] == [
+        ("1 Introduction", 1),
+        ("1.1 Motivation", 2),
+        ("Related Work", 1),
+        ("Prior Systems", 2),
+        ("Fine Print Notes", 3),
+        ("Huge Banner Heading", 1),
+    ]
+
+
+def test_entries_carry_page_and_no_verification_flags() -> None:
+    entries = entries_from_headings([cand(3, "Introduction", 14)], 10)
+    assert entries == [{"level": 1, "title": "Introduction", "start_page": 3}]

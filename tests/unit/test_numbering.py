@@ -1,0 +1,118 @@
+"""Numbering schemes, the levels they imply, and title clean-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.numbering import LevelAssigner, Numbering, clean_title, parse_numbering
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("2.1 Foo", Numbering("arabic", 2)),
+        ("3 Method", Numbering("arabic", 1)),
+        ("1.2.3 Deep Layers", Numbering("arabic", 3)),
+        ("1. Investment Discretion", Numbering("arabic", 1)),
+        ("IV. Results", Numbering("roman", 1)),
+        ("II) Related Work", Numbering("roman", 1)),
+        ("A. Background", Numbering("letter", 1)),
+        ("A Multi-LexSum release", Numbering("appendix", 1)),
+        ("A.1 Accessing", Numbering("appendix", 2)),
+        ("B.2.1 Deeper Detail", Numbering("appendix", 3)),
+        ("Appendix B Proofs", Numbering("appendix", 1)),
+        ("APPENDIX C: Extra tables", Numbering("appendix", 1)),
+        ("5 EXPERIMENTS", Numbering("arabic", 1)),
+    ],
+)
+def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> None:
+    assert parse_numbering(title) == expected
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "17 CFR Part 276",  # a citation, not a heading number
+        "2019) was a busy year",
+        "12 cases were reported",
+        "A. a lowercase fragment",
+        "Introduction",
+        "Related Work",
+        "3.5",
+        "",
+    ],
+)
+def test_parse_numbering_rejects_unnumbered_or_implausible(title: str) -> None:
+    assert parse_numbering(title) is None
+
+
+def _levels(titles: list[str]) -> list[int]:
+    assigner = LevelAssigner()
+    out = []
+    for title in titles:
+        numbering = parse_numbering(title)
+        assert numbering is not None, title
+        out.append(assigner.level(numbering))
+    return out
+
+
+def test_letter_under_roman_is_level_two_and_arabic_under_both_is_level_three() -> None:
+    titles = [
+        "I. Introduction",
+        "A. Background",
+        "1. Investment Discretion",
+        "2. Other Duties",
+        "B. Scope",
+        "II. Results",
+        "1. Direct Effects",
+    ]
+    assert _levels(titles) == [1, 2, 3, 3, 2, 1, 2]
+
+
+def test_appendix_letters_are_top_level_with_dotted_children() -> None:
+    titles = ["1 Introduction", "2.1 Data", "A Multi-LexSum release", "A.1 Accessing", "B Proofs"]
+    assert _levels(titles) == [1, 2, 1, 2, 1]
+
+
+def test_appendix_closes_roman_and_letter_sections() -> None:
+    assert _levels(["I. Scope", "A. Terms", "Appendix A Forms", "1. First Form"]) == [1, 2, 1, 1]
+
+
+def test_plain_arabic_levels_follow_dots() -> None:
+    assert _levels(["1 Intro", "2 Method", "2.1 Data", "2.1.1 Cleaning", "3 Results"]) == [
+        1,
+        1,
+        2,
+        3,
+        1,
+    ]
+
+
+def test_letter_without_roman_is_top_level() -> None:
+    assert _levels(["A. Overview", "1. Details"]) == [1, 2]
+
+
+def test_last_level_tracks_the_latest_heading() -> None:
+    assigner = LevelAssigner()
+    assert assigner.last_level == 1
+    assigner.level(Numbering("arabic", 3))
+    assert assigner.last_level == 3
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("I. I NTRODUCTION", "I. INTRODUCTION"),
+        ("II. R ELATED W ORK", "II. RELATED WORK"),
+        ("  2.1   Data \n collection ", "2.1 Data collection"),
+        ("A Multi-LexSum release", "A Multi-LexSum release"),
+        ("Results", "Results"),
+    ],
+)
+def test_clean_title(raw: str, clean: str) -> None:
+    assert clean_title(raw) == clean
+
+
+def test_small_caps_heading_parses_after_cleaning() -> None:
+    title = clean_title("I. I NTRODUCTION")
+    assert parse_numbering(title) == Numbering("roman", 1)
