@@ -18,16 +18,34 @@ from typing import Any
 
 from store.embeddings import default_cache_dir, ensure_minilm_onnx
 
-FIELDS = ("workers", "ingested", "failed", "pages", "seconds", "pages_per_second",
-          "documents_per_minute", "peak_memory_mb")
+FIELDS = (
+    "workers",
+    "ingested",
+    "failed",
+    "pages",
+    "seconds",
+    "pages_per_second",
+    "documents_per_minute",
+    "peak_memory_mb",
+)
 
 
 def run_once(pdfs: Path, workers: int, parser: str) -> dict[str, Any]:
     """One cold ingest of ``pdfs`` in a child process; returns its batch report."""
     with tempfile.TemporaryDirectory() as scratch:
         command = [
-            sys.executable, "-m", "graph.cli", "--library", str(Path(scratch) / "library"),
-            "ingest", str(pdfs), "--workers", str(workers), "--parser", parser, "--json",
+            sys.executable,
+            "-m",
+            "graph.cli",
+            "--library",
+            str(Path(scratch) / "library"),
+            "ingest",
+            str(pdfs),
+            "--workers",
+            str(workers),
+            "--parser",
+            parser,
+            "--json",
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode not in (0, 2):

@@ -88,8 +88,10 @@ def main() -> None:
         return
     print(f"{'document':36} {'entries':>7} {'recall':>7} {'exact start':>11}")
     for name, r in results.items():
-        print(f"{name:36} {r['reference_entries']:>7} {r['title_recall']:>7.3f} "
-              f"{r['exact_start_page_accuracy']:>11.3f}")
+        print(
+            f"{name:36} {r['reference_entries']:>7} {r['title_recall']:>7.3f} "
+            f"{r['exact_start_page_accuracy']:>11.3f}"
+        )
         for miss in r["missed"]:
             print(f"    missed: {miss}")
 

@@ -94,7 +94,9 @@ def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         )
     else:
         try:
-            update.update(parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images"))
+            update.update(
+                parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images")
+            )
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

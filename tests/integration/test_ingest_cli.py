@@ -93,14 +93,18 @@ def test_bad_inputs_fail_one_by_one_and_the_batch_goes_on(
     assert [Path(r["source"]).name for r in library.documents()] == ["good.pdf"]
     assert list(library.staging_dir.iterdir()) == []
     close_catalogs()
-    code, again = run_cli(capsys, "--library", str(library_dir), "ingest", str(bad_batch / "good.pdf"))
+    code, again = run_cli(
+        capsys, "--library", str(library_dir), "ingest", str(bad_batch / "good.pdf")
+    )
     assert code == 0 and again["present"] == 1
 
 
 def test_missing_path_is_reported_not_raised(
     capsys: pytest.CaptureFixture[str], library_dir: Path, tmp_path: Path
 ) -> None:
-    code, report = run_cli(capsys, "--library", str(library_dir), "ingest", str(tmp_path / "nope.pdf"))
+    code, report = run_cli(
+        capsys, "--library", str(library_dir), "ingest", str(tmp_path / "nope.pdf")
+    )
     assert code == 2 and report["outcomes"][0]["error"] == "no such file or folder"
 
 
@@ -141,8 +145,13 @@ def test_marker_parser_fails_fast_with_a_clear_reason(
     require_shared_data()
     started = time.perf_counter()
     code, report = run_cli(
-        capsys, "--library", str(library_dir), "ingest", str(PDF_DIR / "bohnet09.pdf"),
-        "--parser", "marker",
+        capsys,
+        "--library",
+        str(library_dir),
+        "ingest",
+        str(PDF_DIR / "bohnet09.pdf"),
+        "--parser",
+        "marker",
     )
     assert code == 2
     assert "marker" in report["outcomes"][0]["error"]
@@ -159,8 +168,14 @@ def test_kill_during_a_batch_then_rerun_leaves_each_document_once(tmp_path: Path
     library = tmp_path / "library"
     command = [sys.executable, "-m", "graph.cli", "--library", str(library), "ingest", str(folder)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     docs = library / "docs"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (docs.is_dir() and any(docs.iterdir())):
@@ -170,8 +185,9 @@ def test_kill_during_a_batch_then_rerun_leaves_each_document_once(tmp_path: Path
     killed_with = len(list(docs.iterdir())) if docs.is_dir() else 0
     assert 1 <= killed_with < len(names), "the kill must land in the middle of the batch"
 
-    rerun = subprocess.run([*command, "--json"], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=300)
+    rerun = subprocess.run(
+        [*command, "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)
     assert report["present"] + report["ingested"] == len(names)
@@ -201,7 +217,10 @@ def test_qasper_papers_become_one_page_per_paragraph(tmp_path: Path, library_dir
         assert len(pages) == 1 + len(paragraphs) + len(paper["figures_and_tables"])
         assert record["verification_rate"] is None and record["title"] == paper["title"]
         evidence = next(
-            e for q in paper["qas"] for a in q["answers"] for e in a["answer"]["evidence"]
+            e
+            for q in paper["qas"]
+            for a in q["answers"]
+            for e in a["answer"]["evidence"]
             if e in paragraphs
         )
         assert " ".join(evidence.split()) in pages
@@ -218,5 +237,12 @@ def test_langgraph_json_exports_the_ingest_graph() -> None:
 
     compiled = getattr(ingest_graph, attribute)
     assert set(compiled.get_graph().nodes) >= {
-        "parse", "structure", "verify", "tree", "split", "summarise", "describe", "index",
+        "parse",
+        "structure",
+        "verify",
+        "tree",
+        "split",
+        "summarise",
+        "describe",
+        "index",
     }

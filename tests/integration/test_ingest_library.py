@@ -85,7 +85,8 @@ def test_no_section_text_is_stored_in_the_tree(corpus: tuple[Path, BatchReport])
 
 
 @pytest.mark.parametrize(
-    "pdf", ["0908.0054.pdf", "2206.10883v3.pdf", "2304.02623v1.pdf", "regbi-interpretive-release.pdf"]
+    "pdf",
+    ["0908.0054.pdf", "2206.10883v3.pdf", "2304.02623v1.pdf", "regbi-interpretive-release.pdf"],
 )
 def test_outline_trees_match_the_author_outlines_exactly(
     corpus: tuple[Path, BatchReport], pdf: str
