@@ -157,6 +157,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return code
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 # -- parser ---------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -195,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--parser", choices=PARSERS, default="pymupdf4llm", help="PDF parser backend"
     )
     ingest.add_argument(
-        "--workers", type=int, default=1, help="documents prepared in parallel processes"
+        "--workers", type=_positive_int, default=1, help="documents prepared in parallel processes"
     )
     ingest.add_argument("--json", action="store_true", help="print the batch report as JSON")
 
@@ -221,8 +228,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command != "ingest" and args.command != "demo" and getattr(args, "workers", 1) < 1:
-        return EXIT_ERROR
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:

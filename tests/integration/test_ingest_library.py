@@ -201,3 +201,19 @@ def test_remove_deletes_a_document_completely(library_dir: Path) -> None:
     assert index.count(victim, committed_only=False) == 0
     assert index.count() == 1 + len(library.tree(keep))
     assert main(["--library", str(library_dir), "remove", victim]) == 1
+
+
+def test_page_images_are_stored_with_page_and_bounding_box(
+    corpus: tuple[Path, BatchReport],
+) -> None:
+    library = Library(corpus[0])
+    doc_id = _doc_for(corpus[0], "duplicate_media.pdf")
+    images = library.images(doc_id)
+    assert images, "duplicate_media.pdf has figures"
+    folder = library.doc_dir(doc_id) / "images"
+    for image in images:
+        assert 1 <= image["page"] <= library.record(doc_id)["pages"]
+        x0, y0, x1, y1 = image["bbox"]
+        assert x1 > x0 and y1 > y0
+        assert (folder / image["name"]).stat().st_size > 0
+        assert image["name"].startswith(f"p{image['page']:04d}-")
