@@ -20,8 +20,11 @@ ARXIV_DATE = re.compile(r"arXiv:\S+\s+\[[^\]]+\]\s+\d{1,2}\s+\w{3}\s+(\d{4})")
 COPYRIGHT_YEAR = re.compile(r"(?:©|\(c\)|copyright)\s*(?:\D{0,20})?((?:19|20)\d\d)", re.IGNORECASE)
 VENUE = re.compile(
     r"(Proceedings of (?:the )?[^\n,.]{5,120}|Transactions on [^\n,.]{3,80}|"
-    r"Journal of [^\n,.]{3,80}|Findings of [^\n,.]{3,80}|arXiv)",
+    r"Journal of [^\n,.]{3,80}|Findings of [^\n,.]{3,80})",
 )
+ARXIV_STAMP = re.compile(r"arXiv:\d{4}\.\d{4,5}")
+# Years in author-year citations, "(Tang et al., 2008)", say nothing about this document.
+CITED_YEAR = re.compile(r"(?:et al\.|and \w+),?\s*\(?(?:19|20)\d\d")
 VOLUME = re.compile(r"\bVol(?:ume)?\.?\s*(\d{1,4})\b", re.IGNORECASE)
 PAGE_RANGE = re.compile(r"\bpages?\s+(\d{1,5}\s*[–-]\s*\d{1,5})\b", re.IGNORECASE)
 KEYWORDS_LINE = re.compile(r"(?:KEYWORDS|Keywords|Key words|Index Terms)\s*[:.—-]?\s*([^.]+)")
@@ -35,6 +38,7 @@ AFFILIATION = re.compile(
     re.IGNORECASE,
 )
 BAD_PDF_TITLE = re.compile(r"(\.dvi$|\.docx?$|template|^proceedings|^untitled|^microsoft)", re.I)
+WEB_WORDS = frozenset({"https", "http", "www", "arxiv", "doi", "github", "html", "preprint"})
 MAX_DESCRIPTION_WORDS = 45
 KEYWORD_COUNT = 8
 
@@ -53,9 +57,9 @@ def regex_metadata(
     return DocumentMetadata(
         title=title,
         authors=_authors(pages[0], title, pdf_metadata),
-        year=_year(pages[0] + "\n" + stamps, pdf_metadata),
+        year=_year(clean_text(head) + "\n" + stamps, pdf_metadata),
         doi=_first(DOI, head),
-        venue=_venue(head),
+        venue=_venue(clean_text(head), stamps),
         volume=_first(VOLUME, head),
         pages=_first(PAGE_RANGE, head),
         description="",
@@ -100,7 +104,8 @@ def _authors(first_page: str, title: str, pdf_metadata: dict[str, Any]) -> list[
 
 
 def _year(first_page: str, pdf_metadata: dict[str, Any]) -> int | None:
-    """arXiv stamp date, then a copyright line, then the most common year, then PDF dates."""
+    """arXiv stamp, the venue line, a copyright line, the PDF's creation date, and only then
+    the most common year of the opening text (citation years excluded)."""
     for pattern in (ARXIV_DATE, COPYRIGHT_YEAR):
         found = _first(pattern, first_page)
         if found:
@@ -108,16 +113,24 @@ def _year(first_page: str, pdf_metadata: dict[str, Any]) -> int | None:
     arxiv = ARXIV_ID_YEAR.search(first_page)
     if arxiv and 7 <= int(arxiv.group(1)) <= 40:
         return 2000 + int(arxiv.group(1))
-    years = Counter(YEAR.findall(first_page[:4000]))
-    if years:
-        return int(years.most_common(1)[0][0])
+    venue = VENUE.search(first_page)
+    if venue:
+        near = YEAR.search(first_page[venue.start() : venue.end() + 200])
+        if near:
+            return int(near.group(1))
     created = PDF_DATE_YEAR.match(str(pdf_metadata.get("creationDate") or "").strip())
-    return int(created.group(1)) if created else None
+    if created:
+        return int(created.group(1))
+    years = Counter(YEAR.findall(CITED_YEAR.sub(" ", first_page[:4000])))
+    return int(years.most_common(1)[0][0]) if years else None
 
 
-def _venue(text: str) -> str | None:
+def _venue(text: str, stamps: str) -> str | None:
+    """A proceedings/journal line, else arXiv when the margin stamp says so."""
     match = VENUE.search(text)
-    return " ".join(match.group(1).split()) if match else None
+    if match:
+        return " ".join(match.group(1).split())
+    return "arXiv" if ARXIV_STAMP.search(stamps) else None
 
 
 def _keywords(pages: list[str]) -> list[str]:
@@ -134,7 +147,7 @@ def _keywords(pages: list[str]) -> list[str]:
         w.lower()
         for page in pages
         for w in WORD.findall(page)
-        if len(w) > 3 and w.lower() not in STOP
+        if len(w) > 3 and w.lower() not in STOP and w.lower() not in WEB_WORDS
     )
     return [w for w, _ in counts.most_common(KEYWORD_COUNT)]
 

@@ -33,11 +33,13 @@ class Catalog:
         self.index.upsert_document(doc_id, entries)
         self.library.commit(staging, doc_id)
         self.index.mark_committed(doc_id)
+        self.library.bump_index_version()
 
     def remove(self, doc_id: str) -> bool:
         """Delete a document completely: hide its folder, drop its points, delete the files."""
         hidden = self.library.hide(doc_id)
         self.index.delete_document(doc_id)
+        self.library.bump_index_version()
         self.library.purge_trash(doc_id)
         return hidden is not None
 
@@ -65,6 +67,8 @@ class Catalog:
             else:
                 self.index.delete_document(doc_id)
                 orphaned += 1
+        if trashed or finished or orphaned:
+            self.library.bump_index_version()
         return {
             "staging": len(stale),
             "trash": len(trashed),

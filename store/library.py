@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -27,6 +28,7 @@ from typing import Any, TypedDict
 from ingest.types import DocumentMetadata, PageImage, TreeNode, VerificationReport
 
 _STAGING_COUNTER = itertools.count()
+_VERSION_COUNTER = itertools.count()
 
 
 class DocumentRecord(TypedDict):
@@ -75,6 +77,10 @@ class Library:
     @property
     def qdrant_dir(self) -> Path:
         return self.root / "qdrant"
+
+    @property
+    def index_version_file(self) -> Path:
+        return self.root / "index_version"
 
     def ensure(self) -> Library:
         for folder in (self.docs_dir, self.staging_dir, self.trash_dir):
@@ -126,7 +132,30 @@ class Library:
         """Ids of visible documents ingested from ``source`` (for replacing changed files)."""
         return [r["doc_id"] for r in self.documents() if r["source"] == source]
 
+    def index_version(self) -> str:
+        """A token that changes whenever the searchable documents change ("" before any).
+
+        In-memory search engines cache the index and compare this token (one small file read)
+        to know when to reload; a file works across processes, unlike an in-process counter.
+        """
+        try:
+            return self.index_version_file.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return ""
+
     # -- writing -------------------------------------------------------------------------
+    def bump_index_version(self) -> str:
+        """Write a fresh version token atomically (after a publish or a removal).
+
+        A unique token rather than an incremented counter, so two writers never need a
+        read-modify-write race to produce distinct versions.
+        """
+        token = f"{time.time_ns()}-{os.getpid()}-{next(_VERSION_COUNTER)}"
+        tmp = self.root / f".index_version.{os.getpid()}.{next(_VERSION_COUNTER)}.tmp"
+        tmp.write_text(token + "\n", encoding="utf-8")
+        os.replace(tmp, self.index_version_file)
+        return token
+
     def new_staging(self, doc_id: str) -> Path:
         """A fresh private folder for one ingestion attempt of ``doc_id``."""
         folder = self.staging_dir / f"{doc_id}.{os.getpid()}.{next(_STAGING_COUNTER)}"

@@ -61,10 +61,21 @@ class IndexSettings(BaseModel):
     model_cache: Path | None = Field(
         default=None, description="Folder for converted models (VECTREE_MODEL_CACHE)."
     )
+    search_engine: str = Field(
+        default="auto",
+        description="Search engine (VECTREE_SEARCH_ENGINE): auto | matrix | qdrant; auto = "
+        "in-memory matrix for local mode, Qdrant's own query API for a server.",
+    )
+    search_depth: int = Field(
+        default=256,
+        ge=1,
+        description="Entries each retriever returns per query (VECTREE_SEARCH_DEPTH).",
+    )
 
     @classmethod
     def from_env(cls) -> IndexSettings:
-        """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_EMBEDDING / VECTREE_MODEL_CACHE."""
+        """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_EMBEDDING / VECTREE_MODEL_CACHE /
+        VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH."""
         cache = _env("VECTREE_MODEL_CACHE")
         return cls(
             qdrant_url=_env("QDRANT_URL"),
@@ -73,6 +84,8 @@ class IndexSettings(BaseModel):
             embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
             or DEFAULT_EMBEDDING_MODEL,
             model_cache=Path(cache) if cache else None,
+            search_engine=_env("VECTREE_SEARCH_ENGINE", "auto") or "auto",
+            search_depth=int(_env("VECTREE_SEARCH_DEPTH", "256") or "256"),
         )
 
 

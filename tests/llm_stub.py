@@ -28,9 +28,36 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[list[dict[str, Any]]], str]
+# A reply is text, or a ToolCalls request (the assistant asks for tool calls).
+Responder = Callable[[list[dict[str, Any]]], "str | ToolCalls"]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """An assistant reply that calls tools: (name, raw JSON arguments string) pairs.
+
+    Arguments are passed as raw strings so a test can send malformed JSON on purpose.
+    """
+
+    calls: list[tuple[str, str]]
+    content: str = ""
+
+    def as_message(self, id_prefix: str) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": self.content or None,
+            "refusal": None,
+            "tool_calls": [
+                {
+                    "id": f"{id_prefix}-{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for i, (name, arguments) in enumerate(self.calls)
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -168,7 +195,7 @@ class LLMStub:
                     stub.errors.append(f"{type(exc).__name__}: {exc}")
                     self._error(500, f"responder failed: {type(exc).__name__}: {exc}")
                     return
-                if body.get("stream"):
+                if body.get("stream") and isinstance(text, str):
                     self._stream(request, text)
                 else:
                     self._json(200, stub._completion(request, text))
@@ -201,11 +228,16 @@ class LLMStub:
 
         return Handler
 
-    def _completion(self, request: RecordedRequest, text: str) -> dict[str, Any]:
+    def _completion(self, request: RecordedRequest, text: str | ToolCalls) -> dict[str, Any]:
         prompt = sum(approx_tokens(message_text(m)) for m in request.messages)
-        completion = approx_tokens(text)
+        ident = self._next_id()
+        if isinstance(text, ToolCalls):
+            message, finish, completion = text.as_message(ident), "tool_calls", len(text.calls)
+        else:
+            message = {"role": "assistant", "content": text, "refusal": None}
+            finish, completion = "stop", approx_tokens(text)
         return {
-            "id": self._next_id(),
+            "id": ident,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model,
@@ -213,9 +245,9 @@ class LLMStub:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             ],
             "usage": {

@@ -1,0 +1,112 @@
+"""`vectree ingest | docs | tree | remove | demo`: building and browsing the library."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from graph.cli_common import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, library_of, print_json, resolve_doc
+from ingest.context import IngestContext
+from store.catalog import open_catalog
+
+
+# -- ingest ------------------------------------------------------------------------------
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from ingest.pipeline import ingest_paths
+
+    library = library_of(args)
+    context = IngestContext(library=str(library.root), structure=args.structure, parser=args.parser)
+    report = ingest_paths(
+        [Path(p) for p in args.paths], context, args.workers, progress=not args.json
+    )
+    summary = report.as_dict()
+    if args.json:
+        print_json(summary)
+    else:
+        _print_ingest_summary(summary)
+    return EXIT_PARTIAL if report.failed else EXIT_OK
+
+
+def _print_ingest_summary(summary: dict[str, Any]) -> None:
+    print(
+        f"ingested {summary['ingested']}, already present {summary['present']}, "
+        f"failed {summary['failed']} — {summary['pages']} pages in {summary['seconds']} s "
+        f"({summary['pages_per_second']} pages/s)"
+    )
+    for outcome in summary["outcomes"]:
+        if outcome["status"] == "failed":
+            print(f"  FAILED {outcome['source']}: {outcome['error']}")
+
+
+# -- docs / tree / remove ---------------------------------------------------------------------
+def cmd_docs(args: argparse.Namespace) -> int:
+    records: list[dict[str, Any]] = [
+        {k: r[k] for k in ("doc_id", "title", "pages", "nodes", "verification_rate", "source")}  # type: ignore[literal-required]
+        for r in library_of(args).documents()
+    ]
+    if args.json:
+        print_json(records)
+        return EXIT_OK
+    if not records:
+        print(f"no documents in {library_of(args).root}; add some with `vectree ingest PATH`")
+        return EXIT_OK
+    print(f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'verified':>8}  title")
+    for r in records:
+        rate = "n/a" if r["verification_rate"] is None else f"{r['verification_rate']:.2f}"
+        print(f"{r['doc_id']:16}  {r['pages']:>5}  {r['nodes']:>5}  {rate:>8}  {r['title'][:70]}")
+    print(f"{len(records)} documents, {sum(r['pages'] for r in records)} pages")
+    return EXIT_OK
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    library = library_of(args)
+    doc_id = resolve_doc(library, args.doc_id)
+    if doc_id is None:
+        return EXIT_ERROR
+    record = library.record(doc_id)
+    tree = library.tree(doc_id)
+    if args.json:
+        print_json(
+            {
+                "doc_id": doc_id,
+                "title": record["title"],
+                "total_pages": record["pages"],
+                "verification_rate": record["verification_rate"],
+                "nodes": tree,
+            }
+        )
+        return EXIT_OK
+    rate = record["verification_rate"]
+    print(f"{record['title']} ({doc_id}, {record['pages']} pages, verification rate {rate})")
+    _print_nodes(tree, depth=0)
+    return EXIT_OK
+
+
+def _print_nodes(nodes: list[Any], depth: int) -> None:
+    for node in nodes:
+        pages = f"p.{node['start_page']}" + (
+            f"–{node['end_page']}" if node["end_page"] != node["start_page"] else ""
+        )
+        print(f"{'  ' * depth}[{node['node_id']}] {node['title']} ({pages})")
+        _print_nodes(node["nodes"], depth + 1)
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    library = library_of(args)
+    doc_id = resolve_doc(library, args.doc_id)
+    if doc_id is None:
+        return EXIT_ERROR
+    open_catalog(library.root).remove(doc_id)
+    if args.json:
+        print_json({"removed": doc_id})
+    else:
+        print(f"removed {doc_id}")
+    return EXIT_OK
+
+
+# -- demo ---------------------------------------------------------------------------------------
+def demo_corpus() -> Path:
+    """The folder of bundled demo PDFs (installed with the package)."""
+    return Path(str(resources.files("ingest") / "demo_corpus"))

@@ -1,0 +1,157 @@
+"""`vectree ask | trace | threads | search`: asking, and inspecting how answers were found."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graph.checkpoints import list_threads, sqlite_checkpointer, thread_values, trace_record
+from graph.cli_common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
+from graph.context import AgentContext
+from store.catalog import open_catalog
+from tools import formatting
+
+LAYER_NAMES = {0: "find", 1: "tree", 2: "read"}
+
+
+def ask(
+    library_root: Any,
+    question: str,
+    doc_ids: list[str],
+    thread_id: str,
+    context: AgentContext,
+    progress: bool,
+) -> dict[str, Any]:
+    """Run one question through the checkpointed agent; returns the final state values."""
+    from graph.agent import compile_agent
+
+    graph = compile_agent(sqlite_checkpointer(library_root))
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    shown = 0
+    inputs: dict[str, Any] = {"question": question, "doc_ids": doc_ids}
+    for chunk in graph.stream(inputs, config, context=context, stream_mode="updates"):
+        for update in chunk.values():
+            steps = (update or {}).get("trajectory") or []
+            for step in steps[shown:]:
+                if progress:
+                    print(_step_line(step), file=sys.stderr)
+            shown = max(shown, len(steps))
+    return dict(graph.get_state(config).values)
+
+
+def _step_line(step: dict[str, Any]) -> str:
+    status = "ok" if step["ok"] else f"error: {step['error']}"
+    pages = f" pages {step['pages']}" if step["pages"] else ""
+    args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
+    return (
+        f"  [{step['seq']:>2}] layer {step['layer']} ({LAYER_NAMES.get(step['layer'], '?')}) "
+        f"{step['tool']}({args[:80]}) → {status}, {step['payload_tokens']} tokens{pages}"
+    )
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    library = library_of(args)
+    doc_ids = []
+    for wanted in args.doc or []:
+        resolved = resolve_doc(library, wanted)
+        if resolved is None:
+            return EXIT_ERROR
+        doc_ids.append(resolved)
+    context = AgentContext(library=str(library.root), gates=not args.no_gates)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    if not args.json:
+        print(f"thread {thread_id}", file=sys.stderr)
+    values = ask(library.root, args.question, doc_ids, thread_id, context, progress=not args.json)
+    citations = [
+        {"doc_id": c["doc_id"], "page": c["page"], "label": c["label"], "quote": c["quote"]}
+        for c in values.get("citations", [])
+    ]
+    if args.json:
+        print_json(
+            {
+                "answer": values.get("answer", ""),
+                "citations": citations,
+                "thread_id": thread_id,
+                "tool_calls": values.get("tool_calls", 0),
+                "model_turns": values.get("model_turns", 0),
+                "status": values.get("status", ""),
+            }
+        )
+    else:
+        print(values.get("answer", ""))
+        if citations:
+            print("\nCitations:")
+            for c in citations:
+                print(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"')
+        print(f"\n(trace: vectree trace {thread_id})")
+    return EXIT_OK if str(values.get("status", "")).startswith("answered") else EXIT_ERROR
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    library = library_of(args)
+    values = thread_values(sqlite_checkpointer(library.root), args.thread_id)
+    if values is None:
+        print(
+            f"error: no thread {args.thread_id!r} in {library.root} (see `vectree threads`)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    record = trace_record(args.thread_id, values)
+    if args.json:
+        print_json(record)
+        return EXIT_OK
+    print(f"thread {record['thread_id']}: {record['question']}")
+    for step in record["steps"]:
+        print(_step_line(step))
+    print(f"\n{record['status']} after {record['model_turns']} model turns")
+    print(record["answer"])
+    return EXIT_OK
+
+
+def cmd_threads(args: argparse.Namespace) -> int:
+    threads = list_threads(sqlite_checkpointer(library_of(args).root))
+    if args.json:
+        print_json(threads)
+        return EXIT_OK
+    for t in threads:
+        print(f"{t['thread_id']}  {t['time'][:19]}  {t['steps']:>3} steps  {t['question'][:70]}")
+    if not threads:
+        print('no recorded threads; ask something with `vectree ask "QUESTION"`')
+    return EXIT_OK
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from tools.search import DocumentSearch
+
+    catalog = open_catalog(library_of(args).root)
+    hits = [
+        h.as_dict()
+        for h in DocumentSearch(catalog).search(
+            args.query,
+            limit=args.limit,
+            year_min=args.year_min,
+            year_max=args.year_max,
+            journal=args.journal,
+            author=args.author,
+            gates=not args.no_gates,
+        )
+    ]
+    if args.json:
+        print_json(
+            {
+                "results": [
+                    {k: h[k] for k in ("doc_id", "title", "score", "matching_sections")}
+                    for h in hits
+                ]
+            }
+        )
+        return EXIT_OK
+    for rank, hit in enumerate(hits, start=1):
+        print(formatting.search_line(rank, hit))
+    if not hits:
+        print("no matching documents")
+    return EXIT_OK

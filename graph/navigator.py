@@ -1,0 +1,275 @@
+"""The offline navigator: a deterministic chat model that drives the agent without an LLM.
+
+It is a real LangChain chat model that emits tool calls, so it runs through exactly the same
+graph, tools, budget and checkpoints as an LLM: search → open the best documents' trees →
+choose sections by lexical + dense match of the question to titles and summaries → read their
+pages → answer extractively with page citations, saying plainly that the answer is extractive.
+It is the embedded default and the reproducible offline baseline.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from ingest.summarise import STOP, clean_text
+from store.embeddings import default_cache_dir, dense_embedder
+from store.settings import IndexSettings
+from tools.formatting import author_label
+
+WORD = re.compile(r"[a-z0-9]+")
+SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
+SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b", re.IGNORECASE)
+EXTRA_STOP = frozenset(
+    (
+        "what",
+        "which",
+        "does",
+        "did",
+        "how",
+        "why",
+        "who",
+        "whom",
+        "whose",
+        "is",
+        "are",
+        "was",
+        "were",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "by",
+        "with",
+        "from",
+        "do",
+        "they",
+        "their",
+        "them",
+        "this",
+        "that",
+        "paper",
+        "authors",
+    )
+)
+EXTRACTIVE_NOTE = (
+    "Extractive answer (offline navigator: no language model is configured, so these are the "
+    "sentences from the pages read that best match the question, quoted as printed):"
+)
+NO_DOCUMENTS = (
+    "Extractive answer (offline navigator): no document in the library matches this question."
+)
+
+
+@dataclass
+class Conversation:
+    """What the navigator needs from the message history."""
+
+    question: str = ""
+    doc_ids: list[str] = field(default_factory=list)
+    results: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    calls_made: int = 0
+    nudged: bool = False
+
+    def artifacts(self, tool: str) -> list[dict[str, Any]]:
+        return [
+            artifact for name, artifact in self.results if name == tool and "error" not in artifact
+        ]
+
+    def called(self, tool: str) -> bool:
+        return any(name == tool for name, _ in self.results)
+
+
+def read_conversation(messages: list[BaseMessage]) -> Conversation:
+    view = Conversation()
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            if message.name in ("budget", "citation_check"):
+                view.nudged = True
+            elif not view.question:
+                view.question = str(message.content).split("\n\nAnswer from these documents only")[
+                    0
+                ]
+                view.doc_ids = list(message.additional_kwargs.get("doc_ids") or [])
+        elif isinstance(message, AIMessage):
+            view.calls_made += len(message.tool_calls) + len(message.invalid_tool_calls)
+        elif isinstance(message, ToolMessage):
+            view.results.append((message.name or "", dict(message.artifact or {})))
+    return view
+
+
+def content_words(text: str) -> list[str]:
+    return [
+        w
+        for w in WORD.findall(text.lower())
+        if w not in STOP and w not in EXTRA_STOP and len(w) > 2
+    ]
+
+
+class NavigatorChatModel(BaseChatModel):
+    """Deterministic tool-calling model; see the module docstring."""
+
+    top_k: int = 5
+    page_cap: int = 10
+    docs_to_open: int = 2
+    sections_to_read: int = 3
+    pages_per_section: int = 2
+    answer_sentences: int = 3
+
+    @property
+    def _llm_type(self) -> str:
+        return "vectree-offline-navigator"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> NavigatorChatModel:  # type: ignore[override]
+        """The navigator knows the tools already; binding is a no-op."""
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = self._next(read_conversation(messages))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    # -- the policy ----------------------------------------------------------------------
+    def _next(self, view: Conversation) -> AIMessage:
+        if view.artifacts("get_page_content") or view.nudged:
+            return AIMessage(content=self._answer(view))
+        if view.doc_ids and not view.called("get_document_tree"):
+            calls = [
+                ("get_paper_metadata", {"doc_id": d}) for d in view.doc_ids[: self.docs_to_open]
+            ]
+            calls += [
+                ("get_document_tree", {"doc_id": d}) for d in view.doc_ids[: self.docs_to_open]
+            ]
+            return self._calls(view, calls)
+        if not view.doc_ids and not view.called("search_documents"):
+            return self._calls(
+                view, [("search_documents", {"query": view.question, "limit": self.top_k})]
+            )
+        if not view.called("get_document_tree"):
+            hits = [h for a in view.artifacts("search_documents") for h in a["results"]]
+            if not hits:
+                return AIMessage(content=NO_DOCUMENTS)
+            return self._calls(
+                view,
+                [("get_document_tree", {"doc_id": h["doc_id"]}) for h in hits[: self.docs_to_open]],
+            )
+        plan = self._choose_pages(view)
+        if not plan:
+            return AIMessage(content=self._answer(view))
+        return self._calls(view, [("get_page_content", {"doc_id": d, "pages": p}) for d, p in plan])
+
+    def _calls(self, view: Conversation, calls: list[tuple[str, dict[str, Any]]]) -> AIMessage:
+        tool_calls = [
+            {
+                "name": name,
+                "args": args,
+                "id": f"nav_{view.calls_made + i + 1}",
+                "type": "tool_call",
+            }
+            for i, (name, args) in enumerate(calls)
+        ]
+        return AIMessage(content="", tool_calls=tool_calls)
+
+    # -- choosing sections ---------------------------------------------------------------
+    def _choose_pages(self, view: Conversation) -> list[tuple[str, list[int]]]:
+        """Best sections across the opened trees → pages to read, per document."""
+        candidates = [
+            (tree["doc_id"], node)
+            for tree in view.artifacts("get_document_tree")
+            for node in tree["nodes"]
+            if not SKIP_SECTIONS.match(node["title"])
+        ]
+        if not candidates:
+            return []
+        texts = [f"{n['title']}. {n['summary']}" for _, n in candidates]
+        scores = _relevance(view.question, texts)
+        leaf_bonus = [0.02 if n["end_page"] - n["start_page"] < 4 else 0.0 for _, n in candidates]
+        order = np.argsort(-(scores + np.array(leaf_bonus)), kind="stable")
+        plan: dict[str, list[int]] = {}
+        chosen = 0
+        for index in order:
+            doc_id, node = candidates[int(index)]
+            pages = plan.setdefault(doc_id, [])
+            last = min(node["end_page"], node["start_page"] + self.pages_per_section - 1)
+            new = [p for p in range(node["start_page"], last + 1) if p not in pages]
+            if not new or len(pages) + len(new) > self.page_cap:
+                continue
+            pages.extend(new)
+            chosen += 1
+            if chosen == self.sections_to_read:
+                break
+        return [(doc_id, sorted(pages)) for doc_id, pages in plan.items() if pages]
+
+    # -- answering -----------------------------------------------------------------------
+    def _answer(self, view: Conversation) -> str:
+        labels = _labels(view)
+        sentences = [
+            (artifact["doc_id"], page["page"], sentence)
+            for artifact in view.artifacts("get_page_content")
+            for page in artifact["pages"]
+            for sentence in _sentences(page["text"])
+        ]
+        if not sentences:
+            return f"{EXTRACTIVE_NOTE}\nNothing relevant was found in the pages that could be read."
+        scores = _relevance(view.question, [s for _, _, s in sentences])
+        picked: list[str] = []
+        for index in np.argsort(-scores, kind="stable"):
+            doc_id, page, sentence = sentences[int(index)]
+            if any(sentence == p.split(" (")[0] for p in picked):
+                continue
+            label = labels.get(doc_id, "Anon., n.d.")
+            picked.append(f"{sentence} ({label}, {doc_id}, p.{page})")
+            if len(picked) == self.answer_sentences:
+                break
+        return EXTRACTIVE_NOTE + "\n" + "\n".join(f"- {p}" for p in picked)
+
+
+def _labels(view: Conversation) -> dict[str, str]:
+    """'Author et al., Year' per document, from search results and metadata."""
+    labels: dict[str, str] = {}
+    for artifact in view.artifacts("search_documents"):
+        for hit in artifact["results"]:
+            labels[hit["doc_id"]] = author_label(hit["authors"], hit["year"])
+    for artifact in view.artifacts("get_paper_metadata"):
+        meta = artifact["metadata"]
+        labels[artifact["doc_id"]] = author_label(meta["authors"], meta["year"])
+    return labels
+
+
+def _sentences(page_text: str) -> list[str]:
+    """Readable sentences of a page (markdown removed), 6–60 words."""
+    text = clean_text(page_text)
+    return [s for s in SENTENCE.split(text) if 6 <= len(s.split()) <= 60]
+
+
+def _relevance(question: str, texts: list[str]) -> np.ndarray:
+    """Lexical (idf-weighted overlap) plus dense cosine relevance of texts to the question."""
+    query = set(content_words(question))
+    docs = [set(content_words(t)) for t in texts]
+    df = Counter(w for d in docs for w in d)
+    n = len(texts)
+    weight = {w: math.log(1 + n / (1 + df[w])) for w in query}
+    total = sum(weight.values()) or 1.0
+    lexical = np.array([sum(weight[w] for w in query & d) / total for d in docs])
+    settings = IndexSettings.from_env()
+    model = dense_embedder(settings.embedding_model, settings.model_cache or default_cache_dir())
+    vectors = np.array(list(model.embed([question, *texts])), dtype=np.float32)
+    dense = vectors[1:] @ vectors[0]
+    return 0.5 * lexical + 0.5 * dense

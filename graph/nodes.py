@@ -1,0 +1,289 @@
+"""Nodes of the query agent: prepare → model turn → layer 0/1/2 tools → (nudge) → … → finish.
+
+Every node returns a ``Command`` naming where the run goes next, so the graph's edges are the
+routing table Studio draws. Budgets are counters in state; calls over budget are answered with
+error ToolMessages rather than run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from graph import prompts
+from graph.citations import citation_list, enforce, unread_pages
+from graph.context import AgentContext
+from graph.models import agent_model
+from graph.state import AgentState, Step
+from store.catalog import open_catalog
+from tools.schemas import TOOL_LAYERS, openai_tool_specs
+from tools.toolbox import Toolbox, ToolResult, failure
+
+LayerNode = Literal["layer0", "layer1", "layer2"]
+LAYER_NODES: tuple[LayerNode, LayerNode, LayerNode] = ("layer0", "layer1", "layer2")
+NO_ANSWER = (
+    "No answer: the run ended ({reason}) before the model produced one. "
+    "Try a more specific question or a larger budget."
+)
+
+
+def _toolbox(context: AgentContext) -> Toolbox:
+    return Toolbox(
+        open_catalog(Path(context.library)), gates_on=context.gates, page_cap=context.page_cap
+    )
+
+
+def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["model_turn"]]:
+    """Open the conversation: system prompt with corpus statistics, then the question."""
+    context = runtime.context
+    library = open_catalog(Path(context.library)).library
+    records = [
+        {**r, **{k: library.metadata(r["doc_id"]).get(k) for k in ("year", "venue")}}
+        for r in library.documents()
+    ]
+    system = prompts.system_prompt(records, context.max_tool_calls, context.page_cap)
+    question = state.get("question", "").strip()
+    doc_ids = list(state.get("doc_ids") or [])
+    content = question
+    if doc_ids:
+        content += "\n\nAnswer from these documents only (doc_ids): " + ", ".join(doc_ids)
+    opening = [] if state.get("messages") else [SystemMessage(system)]
+    # A question on an existing thread continues its conversation and trajectory; the budget
+    # counters start afresh for every question.
+    update: dict[str, Any] = {
+        "messages": [*opening, HumanMessage(content, additional_kwargs={"doc_ids": doc_ids})],
+        "layer": 0,
+        "model_turns": 0,
+        "tool_calls": 0,
+        "trajectory": list(state.get("trajectory") or []),
+        "pages_read": dict(state.get("pages_read") or {}),
+        "citation_retries": 0,
+        "citations": [],
+        "answer": "",
+        "status": "running",
+    }
+    return Command(goto="model_turn", update=update)
+
+
+ModelFactory = Callable[[AgentContext], BaseChatModel]
+ModelTurn = Callable[
+    [AgentState, Runtime[AgentContext]], Command[Literal["layer0", "layer1", "layer2", "finish"]]
+]
+
+
+def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
+    """The model-turn node for a given way of obtaining the chat model (tests script one)."""
+
+    def model_turn(
+        state: AgentState, runtime: Runtime[AgentContext]
+    ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
+        """One model call; route its tool calls to the node of the deepest layer they touch."""
+        model = model_factory(runtime.context).bind_tools(openai_tool_specs())
+        return _model_turn(state, runtime.context, model)
+
+    return model_turn
+
+
+def _model_turn(
+    state: AgentState, context: AgentContext, model: Runnable[Any, Any]
+) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
+    turns = state.get("model_turns", 0) + 1
+    try:
+        reply = model.invoke(state["messages"])
+    except Exception as exc:  # an endpoint failure ends the run with a clear message
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        reason = f"the model call failed: {type(exc).__name__}: {detail}"
+        return Command(goto="finish", update={"model_turns": turns, "status": f"failed: {reason}"})
+    update: dict[str, Any] = {"messages": [reply], "model_turns": turns}
+    calls = _requested_calls(reply)
+    if not calls:
+        return Command(goto="finish", update=update)
+    if turns >= context.max_model_turns:
+        update["status"] = f"budget: {context.max_model_turns} model turns spent"
+        return Command(goto="finish", update=update)
+    layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in calls]
+    return Command(goto=LAYER_NODES[max(layers)], update=update)
+
+
+def _requested_calls(message: Any) -> list[dict[str, Any]]:
+    """Well-formed and malformed tool calls, in the order the model issued them."""
+    if not isinstance(message, AIMessage):
+        return []
+    return [*message.tool_calls, *message.invalid_tool_calls]  # type: ignore[list-item]
+
+
+def _run_tools(
+    state: AgentState, runtime: Runtime[AgentContext], layer: int
+) -> Command[Literal["nudge", "model_turn"]]:
+    """Execute every call of the last AI message, in order, recording each in the trajectory."""
+    context = runtime.context
+    toolbox = _toolbox(context)
+    reply = state["messages"][-1]
+    trajectory = list(state.get("trajectory", []))
+    pages_read = {doc: list(pages) for doc, pages in state.get("pages_read", {}).items()}
+    used = state.get("tool_calls", 0)
+    messages = []
+    for call in _requested_calls(reply):
+        used += 1
+        result = _execute(
+            call, toolbox, over_budget=used > context.max_tool_calls, budget=context.max_tool_calls
+        )
+        if result.ok and result.doc_id and result.pages:
+            known = pages_read.setdefault(result.doc_id, [])
+            known.extend(p for p in result.pages if p not in known)
+        trajectory.append(_step(len(trajectory) + 1, call, result, layer))
+        messages.append(
+            ToolMessage(
+                content=cast(Any, result.content),
+                tool_call_id=str(call.get("id") or f"missing-{used}"),
+                name=str(call.get("name") or "unknown"),
+                artifact=result.artifact,
+                status="success" if result.ok else "error",
+            )
+        )
+    update = {
+        "messages": messages,
+        "trajectory": trajectory,
+        "pages_read": pages_read,
+        "tool_calls": used,
+        "layer": layer,
+    }
+    goto: Literal["nudge", "model_turn"] = "nudge" if used >= context.nudge_after else "model_turn"
+    return Command(goto=goto, update=update)
+
+
+def _execute(call: dict[str, Any], toolbox: Toolbox, over_budget: bool, budget: int) -> ToolResult:
+    if over_budget:
+        return failure(prompts.BUDGET_SPENT.format(budget=budget).removeprefix("Error: "))
+    if call.get("type") == "invalid_tool_call" or call.get("error"):
+        detail = call.get("error") or "arguments were not valid JSON"
+        return failure(
+            f"could not read the call to {call.get('name')!r}: {detail}. "
+            "Send the arguments as a JSON object matching the tool's schema."
+        )
+    return toolbox.call(str(call.get("name")), call.get("args"))
+
+
+def _step(seq: int, call: dict[str, Any], result: ToolResult, current_layer: int) -> Step:
+    name = str(call.get("name") or "unknown")
+    args = call.get("args")
+    return Step(
+        seq=seq,
+        layer=TOOL_LAYERS.get(name, current_layer),
+        tool=name,
+        args=args if isinstance(args, dict) else {"raw": str(args)},
+        ok=result.ok,
+        error=None if result.ok else result.text.removeprefix("Error: "),
+        payload_tokens=result.tokens,
+        pages=list(result.pages) if result.ok else [],
+        doc_id=result.doc_id,
+    )
+
+
+def layer0(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Command[Literal["nudge", "model_turn"]]:
+    """Layer 0: find documents (search_documents, get_paper_metadata)."""
+    return _run_tools(state, runtime, 0)
+
+
+def layer1(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Command[Literal["nudge", "model_turn"]]:
+    """Layer 1: read section trees (get_document_tree, search_within_paper)."""
+    return _run_tools(state, runtime, 1)
+
+
+def layer2(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Command[Literal["nudge", "model_turn"]]:
+    """Layer 2: read pages and figures (get_page_content, list_images, get_page_image)."""
+    return _run_tools(state, runtime, 2)
+
+
+def nudge(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["model_turn"]]:
+    """From the nudge threshold on, ask the model to synthesise now."""
+    note = prompts.NUDGE.format(
+        used=state.get("tool_calls", 0), budget=runtime.context.max_tool_calls
+    )
+    return Command(goto="model_turn", update={"messages": [HumanMessage(note, name="budget")]})
+
+
+def finish(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Command[Literal["model_turn", "__end__"]]:
+    """Final answer with enforced citations; one chance to fix citations of unread pages."""
+    context = runtime.context
+    answer = _latest_text(state)
+    pages_read = state.get("pages_read", {})
+    bad = unread_pages(answer, pages_read)
+    retries = state.get("citation_retries", 0)
+    if (
+        bad
+        and retries < 1
+        and state.get("model_turns", 0) < context.max_model_turns
+        and _is_final(state)
+    ):
+        note = prompts.BAD_CITATIONS.format(pages=", ".join(bad[:10]))
+        return Command(
+            goto="model_turn",
+            update={
+                "messages": [HumanMessage(note, name="citation_check")],
+                "citation_retries": retries + 1,
+            },
+        )
+    status = state.get("status", "running")
+    if not answer:
+        reason = status if status != "running" else "no assistant text"
+        return Command(
+            goto="__end__",
+            update={"answer": NO_ANSWER.format(reason=reason), "citations": [], "status": status},
+        )
+    answer, removed = enforce(answer, pages_read)
+    if removed:
+        answer += (
+            f"\n\n[{removed} citation(s) removed: they pointed at pages this run did not read.]"
+        )
+    library = open_catalog(Path(context.library)).library
+    texts = _page_texts(library, pages_read)
+    return Command(
+        goto="__end__",
+        update={
+            "answer": answer,
+            "citations": citation_list(answer, texts),
+            "status": "answered" if status == "running" else status,
+        },
+    )
+
+
+def _is_final(state: AgentState) -> bool:
+    """The run is ending because the model answered (not because a budget ran out)."""
+    return state.get("status", "running") == "running"
+
+
+def _latest_text(state: AgentState) -> str:
+    """The latest non-empty assistant text."""
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, AIMessage):
+            text = message.text if isinstance(message.text, str) else str(message.content)
+            if text.strip():
+                return text.strip()
+    return ""
+
+
+def _page_texts(library: Any, pages_read: dict[str, list[int]]) -> dict[tuple[str, int], str]:
+    texts: dict[tuple[str, int], str] = {}
+    for doc_id, pages in pages_read.items():
+        if not library.has(doc_id):
+            continue
+        all_pages = library.pages(doc_id)
+        for page in pages:
+            texts[(doc_id, page)] = all_pages[page - 1]
+    return texts

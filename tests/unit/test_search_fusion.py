@@ -1,0 +1,424 @@
+"""Layer-0 fusion and gates on hand-made scores, and the matrix engine against Qdrant in memory."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient, models
+
+from store.index import DENSE, SPARSE, point_id
+from store.library import Library
+from store.search_engine import (
+    Candidates,
+    DocumentInfo,
+    MatrixEngine,
+    QdrantEngine,
+    SearchFilters,
+    SectionInfo,
+    SparseQuery,
+    engine_for,
+    qdrant_idf,
+    resolve_kind,
+)
+from store.settings import IndexSettings
+from tools.search import (
+    DocumentSearch,
+    GateSettings,
+    document_scores,
+    post_gate,
+    pre_gate,
+    ranks,
+    rrf,
+)
+
+GATES = GateSettings(dense_min=0.3, bm25_min=3.0, dense_strong=0.6, bm25_strong=12.0)
+NAN = math.nan
+
+
+# -- fakes -----------------------------------------------------------------------------------------
+class FakeEngine:
+    """Returns fixed per-entry scores; records the filters it was asked with."""
+
+    name = "fake"
+    version = ""
+
+    def __init__(
+        self,
+        entries: list[tuple[str, SectionInfo | None, float, float]],
+        corpus: int,
+        years: dict[str, int | None] | None = None,
+    ) -> None:
+        doc_ids = sorted({doc for doc, _, _, _ in entries} | set(years or {}))
+        self.infos = [
+            DocumentInfo(d, f"Title {d}", ("Ann Lee",), (years or {}).get(d), "ACL", 9)
+            for d in doc_ids
+        ]
+        self.entries = entries
+        self.corpus = corpus
+        self.filters: SearchFilters | None = None
+
+    def candidates(
+        self, dense: Any, sparse: SparseQuery, filters: SearchFilters, depth: int
+    ) -> Candidates:
+        self.filters = filters
+        position = {info.doc_id: i for i, info in enumerate(self.infos)}
+        return Candidates(
+            documents=self.infos,
+            entry_doc=np.array([position[d] for d, _, _, _ in self.entries], dtype=np.int64),
+            sections=[s for _, s, _, _ in self.entries],
+            dense=np.array([d for _, _, d, _ in self.entries], dtype=np.float32),
+            bm25=np.array([b for _, _, _, b in self.entries], dtype=np.float32),
+        )
+
+    def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
+        self.filters = filters
+        return list(self.infos)
+
+    def corpus_size(self) -> int:
+        return self.corpus
+
+
+class FakeLibrary:
+    def __init__(self, hidden: set[str] | None = None) -> None:
+        self.hidden = hidden or set()
+
+    def has(self, doc_id: str) -> bool:
+        return doc_id not in self.hidden
+
+    def metadata(self, doc_id: str) -> dict[str, Any]:
+        return {"description": f"About {doc_id}."}
+
+
+def fake_search(engine: FakeEngine, hidden: set[str] | None = None) -> DocumentSearch:
+    index = SimpleNamespace(
+        embed_dense=lambda texts: [[1.0, 0.0] for _ in texts],
+        embed_sparse_query=lambda text: models.SparseVector(indices=[1], values=[1.0]),
+        settings=IndexSettings(),
+    )
+    catalog = SimpleNamespace(index=index, library=FakeLibrary(hidden))
+    return DocumentSearch(catalog, gates=GATES, engine=engine)  # type: ignore[arg-type]
+
+
+def doc(doc_id: str, dense: float, bm25: float) -> tuple[str, None, float, float]:
+    return (doc_id, None, dense, bm25)
+
+
+def section(
+    doc_id: str, node: str, dense: float, bm25: float
+) -> tuple[str, SectionInfo, float, float]:
+    return (doc_id, SectionInfo(node, f"Section {node}", 1, 2), dense, bm25)
+
+
+# -- pure arithmetic -------------------------------------------------------------------------------
+def test_rrf_uses_k_60_and_only_the_retrievers_that_found_the_document() -> None:
+    dense = np.array([0.9, 0.5, NAN])
+    bm25 = np.array([NAN, 3.0, 5.0])
+    fused = rrf(dense, bm25)
+    assert fused == pytest.approx([1 / 61, 1 / 62 + 1 / 62, 1 / 61])
+    assert rrf(dense, bm25, k=0) == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_ranks_are_one_based_descending_with_ties_by_position() -> None:
+    assert ranks(np.array([0.2, 0.9, 0.2, NAN])).tolist()[:3] == [2.0, 1.0, 3.0]
+    assert math.isnan(ranks(np.array([0.2, 0.9, 0.2, NAN]))[3])
+
+
+def test_document_scores_take_the_best_entry_of_each_retriever() -> None:
+    infos = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
+    candidates = Candidates(
+        documents=infos,
+        entry_doc=np.array([0, 0, 1, 0]),
+        sections=[None, None, None, None],
+        dense=np.array([0.2, 0.7, NAN, NAN], dtype=np.float32),
+        bm25=np.array([NAN, 1.0, 4.0, 6.0], dtype=np.float32),
+    )
+    scores = document_scores(candidates)
+    assert scores.doc.tolist() == [0, 1]
+    assert scores.dense[0] == pytest.approx(0.7) and math.isnan(scores.dense[1])
+    assert scores.bm25.tolist() == pytest.approx([6.0, 4.0])
+
+
+def test_pre_gate_drops_documents_neither_retriever_finds_relevant() -> None:
+    dense = np.array([0.31, 0.1, 0.1, NAN, 0.29])
+    bm25 = np.array([NAN, 3.0, 2.9, 3.5, 2.99])
+    assert pre_gate(dense, bm25, GATES).tolist() == [True, True, False, True, False]
+
+
+def test_post_gate_large_corpus_keeps_results_within_40_percent_of_the_top() -> None:
+    fused = np.array([0.05, 0.02, 0.0199, 0.03])
+    nan = np.full(4, NAN)
+    kept = list(post_gate([0, 3, 1, 2], fused, nan, nan, GATES, corpus_size=51))
+    assert kept == [0, 3, 1]  # 0.02 = 40 % of 0.05 is kept, 0.0199 is not
+
+
+def test_post_gate_relative_threshold_comes_from_the_top_visible_result() -> None:
+    fused = np.array([0.1, 0.03, 0.02])
+    nan = np.full(3, NAN)
+    kept = list(post_gate([0, 1, 2], fused, nan, nan, GATES, 100, visible=lambda p: p != 0))
+    assert kept == [1, 2]
+
+
+def test_post_gate_small_corpus_needs_agreement_or_a_strong_match() -> None:
+    dense = np.array([0.35, 0.55, 0.1, 0.65, 0.35])
+    bm25 = np.array([3.5, NAN, 12.0, NAN, 2.0])
+    fused = np.ones(5)
+    kept = list(post_gate(range(5), fused, dense, bm25, GATES, corpus_size=50))
+    assert kept == [0, 2, 3]  # agree / bm25 strong / dense strong
+
+
+# -- DocumentSearch on a fake engine ---------------------------------------------------------------
+def ladder(n: int) -> list[tuple[str, None, float, float]]:
+    """doc00 found by both retrievers, doc01… by dense only with falling scores."""
+    entries = [doc("doc00", 0.95, 20.0)]
+    entries += [doc(f"doc{i:02d}", 0.9 - i * 0.01, NAN) for i in range(1, n)]
+    return entries
+
+
+def test_large_corpus_result_list_is_cut_at_40_percent_of_the_top_rrf() -> None:
+    search = fake_search(FakeEngine(ladder(20), corpus=100))
+    hits = search.search("q", limit=50)
+    # top: 2/61; a dense-only doc at rank r scores 1/(60+r) ≥ 0.4·2/61 iff r ≤ 16
+    assert [h.doc_id for h in hits] == [f"doc{i:02d}" for i in range(16)]
+    assert hits[0].score == pytest.approx(2 / 61)
+    assert hits[15].score == pytest.approx(1 / 76)
+
+
+def test_gates_off_is_raw_rrf_over_every_candidate() -> None:
+    entries = [*ladder(20), doc("weak", 0.01, 0.5)]
+    search = fake_search(FakeEngine(entries, corpus=100))
+    assert len(search.search("q", limit=50)) == 16
+    raw = search.search("q", limit=50, gates=False)
+    assert len(raw) == 21 and raw[-1].doc_id == "weak"
+    off = DocumentSearch(search.catalog, gates=GateSettings(enabled=False), engine=search.engine)
+    assert len(off.search("q", limit=50)) == 21
+
+
+def test_small_corpus_keeps_agreement_and_strong_matches_only() -> None:
+    entries = [
+        doc("agree", 0.4, 4.0),
+        doc("dense_weak", 0.5, NAN),
+        doc("bm25_strong", 0.1, 13.0),
+        doc("dense_strong", 0.7, 1.0),
+        doc("neither", 0.2, 2.0),
+    ]
+    hits = fake_search(FakeEngine(entries, corpus=5)).search("q")
+    assert sorted(h.doc_id for h in hits) == ["agree", "bm25_strong", "dense_strong"]
+
+
+def test_invisible_documents_are_never_returned() -> None:
+    search = fake_search(FakeEngine(ladder(5), corpus=5), hidden={"doc00"})
+    engine = FakeEngine(ladder(5), corpus=100)
+    search = fake_search(engine, hidden={"doc00"})
+    ids = [h.doc_id for h in search.search("q")]
+    assert "doc00" not in ids and ids[0] == "doc01"
+
+
+def test_limit_and_hit_fields() -> None:
+    entries = [doc("a", 0.9, 14.0), section("a", "0003", 0.5, NAN)]
+    hits = fake_search(FakeEngine(entries, corpus=3)).search("q", limit=1)
+    assert len(hits) == 1
+    out = hits[0].as_dict()
+    assert out["doc_id"] == "a" and out["description"] == "About a."
+    assert out["authors"] == ["Ann Lee"] and out["venue"] == "ACL" and out["total_pages"] == 9
+    assert out["dense"] == pytest.approx(0.9) and out["bm25"] == pytest.approx(14.0)
+    assert out["score"] == pytest.approx(round(2 / 61, 4))
+    assert out["matching_sections"] == [
+        {"node_id": "0003", "title": "Section 0003", "start_page": 1, "end_page": 2}
+    ]
+
+
+def test_matching_sections_are_the_three_strongest_relevant_ones() -> None:
+    entries = [
+        doc("a", 0.9, 30.0),
+        section("a", "0001", 0.35, NAN),  # 0.35/0.6 = 0.58
+        section("a", "0002", 0.1, 2.0),  # below both pre-gate thresholds: never shown
+        section("a", "0003", 0.2, 12.0),  # 0.33 + 1.0
+        section("a", "0004", 0.5, 6.0),  # 0.83 + 0.5
+        section("a", "0005", 0.3, 3.0),  # 0.5 + 0.25
+    ]
+    (hit,) = fake_search(FakeEngine(entries, corpus=2)).search("q")
+    assert [s["node_id"] for s in hit.matching_sections] == ["0003", "0004", "0001"]
+    assert hit.dense == pytest.approx(0.9) and hit.bm25 == pytest.approx(30.0)
+
+
+def test_filters_are_passed_to_the_engine() -> None:
+    engine = FakeEngine([doc("a", 0.9, 14.0)], corpus=1)
+    fake_search(engine).search(
+        "q", year_min=2019, year_max=2021, journal=" ACL ", author="lee", doc_ids=["a", "b"]
+    )
+    assert engine.filters == SearchFilters(
+        year_min=2019, year_max=2021, journal="ACL", author="lee", doc_ids=frozenset({"a", "b"})
+    )
+
+
+def test_browse_lists_newest_first_then_by_title_without_scores() -> None:
+    years = {"c": 2020, "a": None, "b": 2021, "d": 2020}
+    engine = FakeEngine([], corpus=4, years=years)
+    hits = fake_search(engine, hidden={"d"}).search("*", limit=10)
+    assert [h.doc_id for h in hits] == ["b", "c", "a"]
+    assert all(h.score == 0 and h.dense is None and h.bm25 is None for h in hits)
+    assert len(fake_search(engine).search("*", limit=2)) == 2
+
+
+def test_bad_arguments_are_refused() -> None:
+    search = fake_search(FakeEngine([doc("a", 0.9, 14.0)], corpus=1))
+    with pytest.raises(ValueError, match="limit"):
+        search.search("q", limit=0)
+    with pytest.raises(ValueError, match="empty query"):
+        search.search("  ")
+
+
+def test_gate_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VECTREE_GATE_DENSE_MIN", "0.4")
+    monkeypatch.setenv("VECTREE_GATE_BM25_STRONG", "9")
+    monkeypatch.setenv("VECTREE_GATE_LARGE_CORPUS", "20")
+    monkeypatch.setenv("VECTREE_GATES", "off")
+    gates = GateSettings.from_env()
+    assert (gates.dense_min, gates.bm25_strong, gates.large_corpus) == (0.4, 9.0, 20)
+    assert not gates.enabled and gates.bm25_min == GateSettings().bm25_min
+    monkeypatch.setenv("VECTREE_GATE_RELATIVE", "lots")
+    with pytest.raises(ValueError, match="VECTREE_GATE_RELATIVE"):
+        GateSettings.from_env()
+
+
+# -- the matrix engine against Qdrant (in memory, tiny) --------------------------------------------
+COLLECTION = "c"
+DIM = 8
+VENUES = ["Proc. of ACL", "EMNLP", None, "Nature Machine Intelligence"]
+
+
+def tiny_collection(client: QdrantClient, docs: int = 14, seed: int = 3) -> None:
+    """Documents with 1 document + 3 section entries, some years unknown, two uncommitted."""
+    rnd = random.Random(seed)
+    client.create_collection(
+        COLLECTION,
+        vectors_config={DENSE: models.VectorParams(size=DIM, distance=models.Distance.COSINE)},
+        sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+    )
+    points = []
+    for n in range(docs):
+        base = {
+            "doc_id": f"d{n:02d}",
+            "title": f"Paper {n}",
+            "year": None if n % 5 == 0 else 2010 + n,
+            "venue": VENUES[n % 4],
+            "authors": ["Ann Lee", "Bo Chen"] if n % 2 else ["Carla Diaz"],
+            "total_pages": 10,
+            "committed": n < docs - 2,
+        }
+        for key in ["document", "section:0000", "section:0001", "section:0002"]:
+            payload = {**base, "entry_type": key.split(":")[0]}
+            if key != "document":
+                node = key.split(":")[1]
+                payload.update(node_id=node, section_title=f"S{node}", start_page=1, end_page=2)
+            terms = sorted(rnd.sample(range(30), rnd.randint(0, 6)))
+            vector = {
+                DENSE: [rnd.gauss(0, 1) for _ in range(DIM)],
+                SPARSE: models.SparseVector(
+                    indices=terms, values=[rnd.uniform(0.5, 2.0) for _ in terms]
+                ),
+            }
+            points.append(
+                models.PointStruct(id=point_id(base["doc_id"], key), vector=vector, payload=payload)
+            )
+    client.upsert(COLLECTION, points)
+
+
+def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
+    out = {}
+    for j, d in enumerate(candidates.entry_doc.tolist()):
+        s = candidates.sections[j]
+        key = (candidates.documents[d].doc_id, s.node_id if s else "")
+        out[key] = (float(candidates.dense[j]), float(candidates.bm25[j]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        SearchFilters(),
+        SearchFilters(year_min=2014),
+        SearchFilters(year_min=2012, year_max=2018),
+        SearchFilters(journal="acl"),
+        SearchFilters(author="LEE"),
+        SearchFilters(doc_ids=frozenset({"d01", "d02", "d07", "d13"})),
+        SearchFilters(entry_types=("section",)),
+        SearchFilters(entry_types=("document",), journal="nature", year_max=2030),
+    ],
+)
+def test_matrix_and_qdrant_engines_return_the_same_candidates(filters: SearchFilters) -> None:
+    client = QdrantClient(":memory:")
+    tiny_collection(client)
+    matrix = MatrixEngine.load(client, COLLECTION)
+    qdrant = QdrantEngine(client, COLLECTION)
+    rnd = random.Random(11)
+    for depth in (5, 100):
+        for _ in range(5):
+            dense = np.array([rnd.gauss(0, 1) for _ in range(DIM)], dtype=np.float32)
+            terms = np.array(sorted(rnd.sample(range(32), 4)), dtype=np.int64)
+            sparse = SparseQuery(terms, np.ones(4, dtype=np.float32))
+            a = keyed(matrix.candidates(dense, sparse, filters, depth))
+            b = keyed(qdrant.candidates(dense, sparse, filters, depth))
+            assert a.keys() == b.keys()
+            for key, (dense_a, bm25_a) in a.items():
+                dense_b, bm25_b = b[key]
+                assert np.allclose([dense_a, bm25_a], [dense_b, bm25_b], atol=1e-5, equal_nan=True)
+    assert {i.doc_id for i in matrix.documents(filters)} == {
+        i.doc_id for i in qdrant.documents(filters)
+    }
+    assert matrix.corpus_size() == qdrant.corpus_size() == 12
+
+
+def test_matrix_bm25_is_qdrant_idf_times_the_stored_weights() -> None:
+    client = QdrantClient(":memory:")
+    tiny_collection(client)
+    matrix = MatrixEngine.load(client, COLLECTION)
+    term = 7
+    scores, touched = matrix.bm25_scores(SparseQuery(np.array([term]), np.array([1.0], np.float32)))
+    points, _ = client.scroll(COLLECTION, limit=1000, with_vectors=True)
+    df = sum(term in p.vector[SPARSE].indices for p in points)  # type: ignore[index]
+    idf = float(qdrant_idf(np.array(df), len(points)))
+    for row in np.flatnonzero(touched):
+        assert scores[row] > 0
+    rows, values, found_df = matrix.postings.lookup(term)
+    assert found_df == df  # uncommitted points count, like Qdrant
+    assert scores[rows] == pytest.approx(values * idf, rel=1e-6)
+
+
+def test_year_filters_exclude_documents_without_a_year() -> None:
+    client = QdrantClient(":memory:")
+    tiny_collection(client)
+    matrix = MatrixEngine.load(client, COLLECTION)
+    years = [i.year for i in matrix.documents(SearchFilters(year_max=2100))]
+    assert None not in years and len(years) == 12 - 3  # d00, d05, d10 have no year
+
+
+def test_engine_choice_by_setting() -> None:
+    assert resolve_kind("auto", server=False) == "matrix"
+    assert resolve_kind("auto", server=True) == "qdrant"
+    assert resolve_kind("QDRANT", server=False) == "qdrant"
+    with pytest.raises(ValueError, match="VECTREE_SEARCH_ENGINE"):
+        resolve_kind("faiss", server=False)
+
+
+def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> None:
+    client = QdrantClient(":memory:")
+    tiny_collection(client, docs=6)
+    library = Library(tmp_path / "lib").ensure()
+    index = SimpleNamespace(settings=IndexSettings(), client=client, collection=COLLECTION)
+    catalog = SimpleNamespace(library=library, index=index)
+    first = engine_for(catalog)
+    assert isinstance(first, MatrixEngine) and first.corpus_size() == 4
+    assert engine_for(catalog) is first
+    client.set_payload(COLLECTION, {"committed": True}, points=models.Filter())
+    assert engine_for(catalog) is first  # no bump, no reload
+    library.bump_index_version()
+    second = engine_for(catalog)
+    assert second is not first and second.corpus_size() == 6
+    assert isinstance(engine_for(catalog, "qdrant"), QdrantEngine)

@@ -1,0 +1,118 @@
+"""Compact serialisations of tool results, sized for a model's context (SPEC §2 budgets).
+
+Search results aim at about 50 tokens each, a typical tree at 200–500 tokens; page text is
+returned whole but labelled page by page so that citations can name the page.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ingest.types import DocumentMetadata, TreeNode
+from store.embeddings import count_tokens
+
+TREE_TOKEN_TARGET = 480
+TOKENS_PER_WORD = 1.5
+MIN_SUMMARY_WORDS = 4
+MAX_SUMMARY_WORDS = 24
+DESCRIPTION_WORDS = 8
+SECTION_TITLE_WORDS = 4
+TITLE_WORDS = 10
+VENUE_WORDS = 4
+
+
+def words(text: str, limit: int) -> str:
+    """The first ``limit`` words of ``text`` (with an ellipsis when cut)."""
+    parts = text.split()
+    return " ".join(parts[:limit]) + (" …" if len(parts) > limit else "")
+
+
+def author_label(authors: list[str], year: int | None) -> str:
+    """'Lo et al., 2020' — the author/year part of a citation."""
+    if not authors:
+        who = "Anon."
+    else:
+        surname = authors[0].split()[-1] if authors[0].split() else authors[0]
+        who = surname if len(authors) == 1 else f"{surname} et al."
+    return f"{who}, {year if year else 'n.d.'}"
+
+
+def citation(authors: list[str], year: int | None, doc_id: str, page: int) -> str:
+    """The inline citation format: (Author et al., Year, doc_id, p.X)."""
+    return f"({author_label(authors, year)}, {doc_id}, p.{page})"
+
+
+def short_venue(venue: str) -> str:
+    """'Proceedings of the 58th Annual Meeting of the ACL' → 'Annual Meeting of the …'."""
+    core = re.sub(r"^(proceedings of (the )?)?(\d+(st|nd|rd|th)\s+)?", "", venue, flags=re.I)
+    return words(core, VENUE_WORDS)
+
+
+def search_line(rank: int, hit: dict[str, Any]) -> str:
+    """One search result in roughly 50 tokens."""
+    sections = "; ".join(
+        words(s["title"], SECTION_TITLE_WORDS) for s in hit["matching_sections"][:2]
+    )
+    venue = f" | {short_venue(hit['venue'])}" if hit.get("venue") else ""
+    return (
+        f"[{rank}] {hit['doc_id']} | {words(hit['title'], TITLE_WORDS)} | "
+        f"{author_label(hit['authors'], hit['year'])}{venue} | {hit['total_pages']}p"
+        f" — {words(hit['description'], DESCRIPTION_WORDS)}"
+        + (f" | sections: {sections}" if sections else "")
+    )
+
+
+def tree_lines(nodes: list[TreeNode]) -> list[str]:
+    """Indented outline, one line per node, summaries cut to keep the tree near its budget.
+
+    The structure (ids, titles, page ranges) is always shown whole; what is left of the token
+    target is shared among the summaries, so a long tree gets terse summaries (or none).
+    """
+    flat = _with_depth(nodes, 0)
+    skeleton = [
+        f"{'  ' * d}{n['node_id']} {n['title']} [{_pages(n['start_page'], n['end_page'])}]"
+        for d, n in flat
+    ]
+    left = TREE_TOKEN_TARGET - sum(count_tokens(line) for line in skeleton)
+    per_node_words = int(left / max(len(flat), 1) / TOKENS_PER_WORD)
+    if per_node_words < MIN_SUMMARY_WORDS:
+        return skeleton
+    per_node_words = min(per_node_words, MAX_SUMMARY_WORDS)
+    return [
+        f"{line} {words(n['summary'], per_node_words)}"
+        for line, (_, n) in zip(skeleton, flat, strict=True)
+    ]
+
+
+def _with_depth(nodes: list[TreeNode], depth: int) -> list[tuple[int, TreeNode]]:
+    out: list[tuple[int, TreeNode]] = []
+    for node in nodes:
+        out.append((depth, node))
+        out.extend(_with_depth(node["nodes"], depth + 1))
+    return out
+
+
+def _pages(start: int, end: int) -> str:
+    return f"p.{start}" if start == end else f"p.{start}-{end}"
+
+
+def metadata_text(doc_id: str, meta: DocumentMetadata, top: list[TreeNode], pages: int) -> str:
+    """Metadata plus top-level sections, one field per line."""
+    fields = [
+        f"doc_id: {doc_id}",
+        f"title: {meta['title']}",
+        f"authors: {', '.join(meta['authors']) or 'unknown'}",
+        f"year: {meta['year'] or 'unknown'}",
+        f"venue: {meta['venue'] or 'unknown'}",
+        f"doi: {meta['doi'] or 'none'}",
+        f"pages: {pages}",
+        f"cite as: {author_label(meta['authors'], meta['year'])}",
+        f"description: {meta['description']}",
+        f"keywords: {', '.join(meta['keywords'])}",
+        "sections: "
+        + "; ".join(
+            f"{n['node_id']} {n['title']} [{_pages(n['start_page'], n['end_page'])}]" for n in top
+        ),
+    ]
+    return "\n".join(fields)

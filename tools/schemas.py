@@ -1,0 +1,121 @@
+"""Argument schemas of the seven agent tools; their docstrings are what the model reads.
+
+Layer 0 finds documents, layer 1 reads a document's section tree, layer 2 reads pages and
+figures. ``TOOL_LAYERS`` is the routing table the graph uses to send a call to its layer node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_PAGES_PER_CALL = 10
+
+
+class ToolArgs(BaseModel):
+    """Common base: unknown arguments are errors the model is told about."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class search_documents(ToolArgs):
+    """Find documents in the library (layer 0). Returns ranked documents with id, title,
+    authors, year, venue, page count, a one-line description and the titles of their
+    best-matching sections. Use "*" as the query to list documents (with filters)."""
+
+    query: str = Field(description='What you are looking for, or "*" to list documents.')
+    year_min: int | None = Field(default=None, description="Only documents from this year on.")
+    year_max: int | None = Field(default=None, description="Only documents up to this year.")
+    journal: str | None = Field(default=None, description="Venue or journal name contains this.")
+    author: str | None = Field(default=None, description="An author's name contains this.")
+    limit: int = Field(default=5, ge=1, le=20, description="How many documents (1-20).")
+
+
+class get_paper_metadata(ToolArgs):
+    """Bibliographic metadata of one document and its top-level sections (layer 0)."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+
+
+class get_document_tree(ToolArgs):
+    """The section tree of one document (layer 1): one line per section with its id, title,
+    inclusive page range and a short summary. Read it to decide which pages to open."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+
+
+class search_within_paper(ToolArgs):
+    """The sections of one document that best match a query, with page ranges and full
+    summaries (layer 1)."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+    query: str = Field(description="What you are looking for inside this document.")
+    limit: int = Field(default=5, ge=1, le=10, description="How many sections (1-10).")
+
+
+class get_page_content(ToolArgs):
+    """The text (markdown) of up to 10 pages of one document (layer 2), each labelled with its
+    page number. Cite what you use as (Author et al., Year, doc_id, p.N)."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+    pages: list[int] = Field(description="1-based page numbers, at most 10, e.g. [3, 4, 5].")
+
+
+class list_images(ToolArgs):
+    """The figures and images of one document with their page numbers (layer 2)."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+    pages: list[int] | None = Field(default=None, description="Only these pages (optional).")
+
+
+class get_page_image(ToolArgs):
+    """One figure as an image, for models that can see images (layer 2)."""
+
+    doc_id: str = Field(description="A doc_id from search_documents.")
+    image: str = Field(description="An image name from list_images, e.g. p0003-01.png.")
+
+
+TOOL_SCHEMAS: dict[str, type[ToolArgs]] = {
+    schema.__name__: schema
+    for schema in (
+        search_documents,
+        get_paper_metadata,
+        get_document_tree,
+        search_within_paper,
+        get_page_content,
+        list_images,
+        get_page_image,
+    )
+}
+
+TOOL_LAYERS: dict[str, int] = {
+    "search_documents": 0,
+    "get_paper_metadata": 0,
+    "get_document_tree": 1,
+    "search_within_paper": 1,
+    "get_page_content": 2,
+    "list_images": 2,
+    "get_page_image": 2,
+}
+
+
+def openai_tool_specs(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The tools in OpenAI function-calling format, for ``model.bind_tools``."""
+    specs = []
+    for name, schema in TOOL_SCHEMAS.items():
+        if names is not None and name not in names:
+            continue
+        parameters = schema.model_json_schema()
+        parameters.pop("title", None)
+        specs.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": " ".join((schema.__doc__ or "").split()),
+                    "parameters": parameters,
+                },
+            }
+        )
+    return specs

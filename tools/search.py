@@ -1,0 +1,414 @@
+"""Layer-0 document search (SPEC §4): hybrid dense + BM25 retrieval over structural entries.
+
+Steps, each a small function below so the unit tests can check the arithmetic on hand-made
+scores:
+
+1. The engine (``store.search_engine``) returns the top entries under dense cosine and under
+   BM25, filters applied.
+2. Per document the best entry counts: its dense score is the max over its entries, its BM25
+   score likewise (a paper surfaces because it is about the query *or* one section is).
+3. Pre-fusion gate: a document that neither retriever finds relevant
+   (dense < ``dense_min`` and BM25 < ``bm25_min``) is dropped, rather than letting rank fusion
+   promote it.
+4. Reciprocal rank fusion with k = 60 over the survivors' ranks under each retriever.
+5. Post-fusion gate adapting to corpus size: above ``large_corpus`` documents keep results with
+   at least ``relative`` × the top RRF score; in smaller corpora keep a document only when both
+   retrievers agree (it passes both pre-gate thresholds) or one match is strong.
+
+Gates can be switched off (``gates=False`` or ``VECTREE_GATES=off``) for the raw-RRF ablation.
+A ``"*"`` query browses: every document matching the filters, newest first, unscored.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from store.catalog import Catalog
+from store.search_engine import (
+    BoolArray,
+    Candidates,
+    DocumentInfo,
+    FloatArray,
+    IntArray,
+    SearchEngine,
+    SearchFilters,
+    SectionInfo,
+    SparseQuery,
+    engine_for,
+)
+
+Floats = NDArray[np.floating[Any]]
+
+RRF_K = 60
+BROWSE = "*"
+MAX_SECTIONS = 3
+
+# Gate defaults calibrated for sentence-transformers/all-MiniLM-L6-v2 by
+# ``python -m evals.calibrate_gates`` (the rule is in that module's docstring) on the 100
+# QASPER dev papers plus the 19 development PDFs as distractors, 331 questions:
+# dense_min/bm25_min = the pair rejecting the most non-gold (question, document) pairs (29 %)
+# while 95.8 % of gold documents pass on at least one signal and each signal alone admits
+# ≥ 50 % of them (dense 75 %, BM25 90 %); dense_strong/bm25_strong = 99th percentile of
+# non-gold scores. The paper's SPECTER2 values (0.35 / 1.0 / 0.55 / 4.0) do not transfer:
+# MiniLM cosines and Qdrant-IDF BM25 scores (≈ 5–10 per shared rare term) use other scales.
+# BM25 grows with ln(collection size), so recalibrate for libraries far larger than ~1,300
+# entries if the gates matter there.
+DEFAULT_DENSE_MIN = 0.28
+DEFAULT_BM25_MIN = 3.25
+DEFAULT_DENSE_STRONG = 0.52
+DEFAULT_BM25_STRONG = 13.5
+
+
+# -- settings --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GateSettings:
+    """Relevance-gate thresholds; overridable by VECTREE_GATE_* environment variables."""
+
+    dense_min: float = DEFAULT_DENSE_MIN
+    bm25_min: float = DEFAULT_BM25_MIN
+    dense_strong: float = DEFAULT_DENSE_STRONG
+    bm25_strong: float = DEFAULT_BM25_STRONG
+    large_corpus: int = 50
+    relative: float = 0.4
+    enabled: bool = True
+
+    @classmethod
+    def from_env(cls) -> GateSettings:
+        """Defaults, each replaced by its environment variable when set."""
+        return cls(
+            dense_min=_env_float("VECTREE_GATE_DENSE_MIN", DEFAULT_DENSE_MIN),
+            bm25_min=_env_float("VECTREE_GATE_BM25_MIN", DEFAULT_BM25_MIN),
+            dense_strong=_env_float("VECTREE_GATE_DENSE_STRONG", DEFAULT_DENSE_STRONG),
+            bm25_strong=_env_float("VECTREE_GATE_BM25_STRONG", DEFAULT_BM25_STRONG),
+            large_corpus=int(_env_float("VECTREE_GATE_LARGE_CORPUS", 50)),
+            relative=_env_float("VECTREE_GATE_RELATIVE", 0.4),
+            enabled=_env_flag("VECTREE_GATES", True),
+        )
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    return raw not in ("0", "false", "off", "no")
+
+
+# -- results ---------------------------------------------------------------------------------------
+@dataclass
+class SearchHit:
+    """One ranked document, compact enough for an agent (~50 tokens serialised)."""
+
+    doc_id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    venue: str | None
+    total_pages: int
+    description: str
+    score: float
+    dense: float | None
+    bm25: float | None
+    matching_sections: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, with scores rounded (more digits only cost tokens)."""
+        out = asdict(self)
+        for key in ("score", "dense", "bm25"):
+            if out[key] is not None:
+                out[key] = round(float(out[key]), 4)
+        return out
+
+
+@dataclass
+class DocumentScores:
+    """Per-document best scores; ``doc`` indexes ``Candidates.documents``; NaN = not found."""
+
+    doc: IntArray
+    dense: FloatArray
+    bm25: FloatArray
+
+
+# -- the arithmetic (pure functions) ---------------------------------------------------------------
+def document_scores(candidates: Candidates) -> DocumentScores:
+    """Max over each document's entries, per retriever (entries a retriever missed are NaN)."""
+    docs, inverse = np.unique(candidates.entry_doc, return_inverse=True)
+    dense = np.full(len(docs), -np.inf, dtype=np.float32)
+    bm25 = np.full(len(docs), -np.inf, dtype=np.float32)
+    np.fmax.at(dense, inverse, candidates.dense)
+    np.fmax.at(bm25, inverse, candidates.bm25)
+    dense[np.isneginf(dense)] = np.nan
+    bm25[np.isneginf(bm25)] = np.nan
+    return DocumentScores(docs.astype(np.int64), dense, bm25)
+
+
+def pre_gate(dense: Floats, bm25: Floats, gates: GateSettings) -> BoolArray:
+    """Keep documents that at least one retriever finds relevant (NaN never passes)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray((dense >= gates.dense_min) | (bm25 >= gates.bm25_min))
+
+
+def ranks(scores: Floats) -> Floats:
+    """1-based rank by descending score, ties by position; NaN (not retrieved) gets NaN."""
+    out = np.full(len(scores), np.nan)
+    found = np.flatnonzero(~np.isnan(scores))
+    order = found[np.lexsort((found, -scores[found]))]
+    out[order] = np.arange(1, len(order) + 1)
+    return out
+
+
+def rrf(dense: Floats, bm25: Floats, k: int = RRF_K) -> Floats:
+    """Reciprocal rank fusion: Σ 1 / (k + rank) over the retrievers that found the document."""
+    total = np.zeros(len(dense))
+    for rank in (ranks(dense), ranks(bm25)):
+        total += np.where(np.isnan(rank), 0.0, 1.0 / (k + np.nan_to_num(rank, nan=0.0)))
+    return total
+
+
+def fused_order(fused: Floats, dense: Floats) -> IntArray:
+    """Positions by descending RRF, ties by better dense score, then position (doc_id order)."""
+    positions = np.arange(len(fused))
+    dense_key = np.nan_to_num(dense.astype(np.float64), nan=-np.inf)
+    return np.lexsort((positions, -dense_key, -fused)).astype(np.int64)
+
+
+def agrees_or_strong(dense: float, bm25: float, gates: GateSettings) -> bool:
+    """Small-corpus post-gate: both retrievers pass their pre-gate, or one match is strong."""
+    both = dense >= gates.dense_min and bm25 >= gates.bm25_min
+    return both or dense >= gates.dense_strong or bm25 >= gates.bm25_strong
+
+
+def post_gate(
+    order: Iterable[int],
+    fused: Floats,
+    dense: Floats,
+    bm25: Floats,
+    gates: GateSettings,
+    corpus_size: int,
+    visible: Callable[[int], bool] = lambda _: True,
+) -> Iterable[int]:
+    """Positions (in ``order``) that pass the post-fusion gate, lazily.
+
+    Lazy so that visibility (a file check per document) is only asked for the few results
+    actually returned; the relative threshold is taken from the top *visible* result.
+    """
+    top: float | None = None
+    for position in order:
+        if not visible(position):
+            continue
+        if corpus_size > gates.large_corpus:
+            top = fused[position] if top is None else top
+            if fused[position] < gates.relative * top:
+                return
+        elif not agrees_or_strong(float(dense[position]), float(bm25[position]), gates):
+            continue
+        yield position
+
+
+def raw_order(
+    order: Iterable[int], visible: Callable[[int], bool] = lambda _: True
+) -> Iterable[int]:
+    """The ungated ablation: every visible document in RRF order."""
+    return (position for position in order if visible(position))
+
+
+def section_strength(dense: Floats, bm25: Floats, gates: GateSettings) -> Floats:
+    """One number per section combining both signals, each scaled by its strong threshold."""
+    d = np.clip(np.nan_to_num(dense.astype(np.float64), nan=0.0), 0.0, None)
+    b = np.clip(np.nan_to_num(bm25.astype(np.float64), nan=0.0), 0.0, None)
+    return d / max(gates.dense_strong, 1e-6) + b / max(gates.bm25_strong, 1e-6)
+
+
+def matching_sections(
+    candidates: Candidates, doc: int, gates: GateSettings, limit: int = MAX_SECTIONS
+) -> list[SectionInfo]:
+    """A document's best sections: relevant to at least one retriever, strongest first."""
+    entries = np.flatnonzero(candidates.entry_doc == doc)
+    is_section = np.array([candidates.sections[e] is not None for e in entries], dtype=bool)
+    entries = entries[is_section] if len(entries) else entries
+    dense, bm25 = candidates.dense[entries], candidates.bm25[entries]
+    relevant = pre_gate(dense, bm25, gates)
+    entries = entries[relevant]
+    strength = section_strength(dense[relevant], bm25[relevant], gates)
+    best = entries[np.lexsort((entries, -strength))][:limit]
+    return [s for s in (candidates.sections[e] for e in best.tolist()) if s is not None]
+
+
+def browse_order(documents: Iterable[DocumentInfo]) -> list[DocumentInfo]:
+    """Newest first (unknown years last), then by title and doc_id."""
+    return sorted(
+        documents,
+        key=lambda d: (d.year is None, -(d.year or 0), d.title.lower(), d.doc_id),
+    )
+
+
+# -- the service -----------------------------------------------------------------------------------
+class DocumentSearch:
+    """Hybrid search over a catalog's structural index (one per process is enough)."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        gates: GateSettings | None = None,
+        engine: str | SearchEngine | None = None,
+    ) -> None:
+        """``engine``: a kind ("auto", "matrix", "qdrant"; default VECTREE_SEARCH_ENGINE) or
+        a ready engine (tests inject hand-built ones)."""
+        self.catalog = catalog
+        self.gates = gates or GateSettings.from_env()
+        self._engine = engine
+
+    @property
+    def engine(self) -> SearchEngine:
+        """The engine at the index's current version (reloaded after publish/remove)."""
+        if self._engine is None or isinstance(self._engine, str):
+            return engine_for(self.catalog, self._engine)
+        return self._engine
+
+    def corpus_size(self) -> int:
+        """Number of committed documents in the index."""
+        return self.engine.corpus_size()
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        journal: str | None = None,
+        author: str | None = None,
+        doc_ids: Iterable[str] | None = None,
+        gates: bool = True,
+    ) -> list[SearchHit]:
+        """Ranked documents for ``query`` (``"*"`` lists documents matching the filters)."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if not query or not query.strip():
+            raise ValueError(f"empty query: give search words, or {BROWSE!r} to list documents")
+        filters = SearchFilters(
+            year_min=year_min,
+            year_max=year_max,
+            journal=_blank_to_none(journal),
+            author=_blank_to_none(author),
+            doc_ids=frozenset(doc_ids) if doc_ids is not None else None,
+        )
+        engine = self.engine
+        if query.strip() == BROWSE:
+            return self._browse(engine, filters, limit)
+        gate_settings = self.gates if gates and self.gates.enabled else None
+        return self._rank(engine, query, filters, limit, gate_settings)
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _browse(self, engine: SearchEngine, filters: SearchFilters, limit: int) -> list[SearchHit]:
+        hits: list[SearchHit] = []
+        for info in browse_order(engine.documents(filters)):
+            if self.catalog.library.has(info.doc_id):
+                hits.append(self._hit(info, 0.0, math.nan, math.nan, []))
+                if len(hits) == limit:
+                    break
+        return hits
+
+    def _rank(
+        self,
+        engine: SearchEngine,
+        query: str,
+        filters: SearchFilters,
+        limit: int,
+        gates: GateSettings | None,
+    ) -> list[SearchHit]:
+        index = self.catalog.index
+        dense_query = np.asarray(index.embed_dense([query])[0], dtype=np.float32)
+        sparse_query = SparseQuery.from_vector(index.embed_sparse_query(query))
+        candidates = engine.candidates(
+            dense_query, sparse_query, filters, index.settings.search_depth
+        )
+        scores = document_scores(candidates)
+        if gates is not None:
+            kept = pre_gate(scores.dense, scores.bm25, gates)
+            scores = DocumentScores(scores.doc[kept], scores.dense[kept], scores.bm25[kept])
+        fused = rrf(scores.dense, scores.bm25)
+        order = fused_order(fused, scores.dense).tolist()
+
+        def visible(position: int) -> bool:
+            return self.catalog.library.has(candidates.documents[scores.doc[position]].doc_id)
+
+        if gates is None:
+            selected = raw_order(order, visible)
+        else:
+            size = engine.corpus_size()
+            selected = post_gate(order, fused, scores.dense, scores.bm25, gates, size, visible)
+        section_gates = gates or self.gates
+        hits: list[SearchHit] = []
+        for position in selected:
+            doc = int(scores.doc[position])
+            sections = matching_sections(candidates, doc, section_gates)
+            hits.append(
+                self._hit(
+                    candidates.documents[doc],
+                    float(fused[position]),
+                    float(scores.dense[position]),
+                    float(scores.bm25[position]),
+                    sections,
+                )
+            )
+            if len(hits) == limit:
+                break
+        return hits
+
+    def _hit(
+        self,
+        info: DocumentInfo,
+        score: float,
+        dense: float,
+        bm25: float,
+        sections: list[SectionInfo],
+    ) -> SearchHit:
+        return SearchHit(
+            doc_id=info.doc_id,
+            title=info.title,
+            authors=list(info.authors),
+            year=info.year,
+            venue=info.venue,
+            total_pages=info.total_pages,
+            description=self._description(info.doc_id),
+            score=score,
+            dense=None if math.isnan(dense) else dense,
+            bm25=None if math.isnan(bm25) else bm25,
+            matching_sections=[
+                {
+                    "node_id": s.node_id,
+                    "title": s.title,
+                    "start_page": s.start_page,
+                    "end_page": s.end_page,
+                }
+                for s in sections
+            ],
+        )
+
+    def _description(self, doc_id: str) -> str:
+        """The one-sentence description from metadata.json ("" if it vanished meanwhile)."""
+        try:
+            return str(self.catalog.library.metadata(doc_id).get("description") or "")
+        except (OSError, ValueError):
+            return ""
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    return (value.strip() or None) if value is not None else None

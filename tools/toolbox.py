@@ -1,0 +1,305 @@
+"""The seven tools over one library. Each returns a ToolResult; misuse is answered, not raised.
+
+A ToolResult carries the text the model reads, a structured ``artifact`` (kept on the
+ToolMessage for the offline navigator and for inspection), whether the call succeeded, and
+the pages it disclosed (what citations may point at).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from pydantic import ValidationError
+from rank_bm25 import BM25Okapi
+
+from ingest.tree import walk
+from store.catalog import Catalog
+from store.embeddings import count_tokens
+from tools import formatting
+from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
+from tools.search import DocumentSearch, GateSettings
+
+TOKEN = re.compile(r"[a-z0-9]+")
+IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one tool call."""
+
+    content: str | list[dict[str, Any]]
+    ok: bool = True
+    artifact: dict[str, Any] = field(default_factory=dict)
+    pages: list[int] = field(default_factory=list)
+    doc_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return " ".join(part.get("text", "") for part in self.content if part.get("type") == "text")
+
+    @property
+    def tokens(self) -> int:
+        """Payload size in tokens (text parts; an image counts as its caption only)."""
+        return count_tokens(self.text)
+
+
+def failure(message: str) -> ToolResult:
+    """An instructive error the model can act on."""
+    return ToolResult(content=f"Error: {message}", ok=False, artifact={"error": message})
+
+
+class Toolbox:
+    """Tool implementations bound to a catalog (library + index)."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        gates: GateSettings | None = None,
+        gates_on: bool = True,
+        page_cap: int = MAX_PAGES_PER_CALL,
+    ) -> None:
+        self.catalog = catalog
+        self.library = catalog.library
+        self.gates_on = gates_on
+        self.page_cap = page_cap
+        self._gates = gates
+
+    @cached_property
+    def search(self) -> DocumentSearch:
+        return DocumentSearch(self.catalog, self._gates)
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def call(self, name: str, args: Any) -> ToolResult:
+        """Validate and run one tool call; every problem becomes an error result."""
+        schema = TOOL_SCHEMAS.get(name)
+        if schema is None:
+            known = ", ".join(TOOL_LAYERS)
+            return failure(f"unknown tool {name!r}. Available tools: {known}.")
+        if not isinstance(args, dict):
+            return failure(
+                f"arguments for {name} must be a JSON object, got {type(args).__name__}."
+            )
+        try:
+            parsed = schema.model_validate(args)
+        except ValidationError as exc:
+            return failure(f"bad arguments for {name}: {_validation_summary(exc)}")
+        handler = getattr(self, f"_{name}")
+        return handler(**parsed.model_dump())  # type: ignore[no-any-return]
+
+    def _known_doc(self, doc_id: str) -> str | ToolResult:
+        """A visible doc id, or an error naming how to get a valid one."""
+        if self.library.has(doc_id):
+            return doc_id
+        resolved = self.library.resolve(doc_id) if len(doc_id) >= 6 else None
+        if resolved:
+            return resolved
+        return failure(
+            f"unknown doc_id {doc_id!r}. Use a doc_id exactly as returned by search_documents."
+        )
+
+    # -- layer 0 ---------------------------------------------------------------------------
+    def _search_documents(
+        self,
+        query: str,
+        year_min: int | None,
+        year_max: int | None,
+        journal: str | None,
+        author: str | None,
+        limit: int,
+    ) -> ToolResult:
+        hits = [
+            h.as_dict()
+            for h in self.search.search(
+                query.strip() or "*",
+                limit=limit,
+                year_min=year_min,
+                year_max=year_max,
+                journal=journal,
+                author=author,
+                gates=self.gates_on,
+            )
+        ]
+        if not hits:
+            return ToolResult(
+                content=f'No documents match {query!r}. Try other words, fewer filters, or "*".',
+                artifact={"results": []},
+            )
+        lines = [formatting.search_line(rank, hit) for rank, hit in enumerate(hits, start=1)]
+        return ToolResult(content="\n".join(lines), artifact={"results": hits})
+
+    def _get_paper_metadata(self, doc_id: str) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        meta = self.library.metadata(known)
+        tree = self.library.tree(known)
+        pages = self.library.record(known)["pages"]
+        sections = [_node_ref(n) for n in tree]
+        return ToolResult(
+            content=formatting.metadata_text(known, meta, tree, pages),
+            artifact={
+                "doc_id": known,
+                "metadata": dict(meta),
+                "total_pages": pages,
+                "sections": sections,
+            },
+            doc_id=known,
+        )
+
+    # -- layer 1 ---------------------------------------------------------------------------
+    def _get_document_tree(self, doc_id: str) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        record = self.library.record(known)
+        tree = self.library.tree(known)
+        header = f"{record['title']} ({known}, {record['pages']} pages)"
+        lines = formatting.tree_lines(tree)
+        return ToolResult(
+            content="\n".join([header, *lines]),
+            artifact={
+                "doc_id": known,
+                "title": record["title"],
+                "total_pages": record["pages"],
+                "nodes": _flat_nodes(tree),
+            },
+            doc_id=known,
+        )
+
+    def _search_within_paper(self, doc_id: str, query: str, limit: int) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        nodes = walk(self.library.tree(known))
+        texts = [f"{n['title']}. {n['summary']}" for n in nodes]
+        order = self._rank_sections(query, texts)[:limit]
+        sections = [{**_node_ref(nodes[i]), "summary": nodes[i]["summary"]} for i in order]
+        lines = [
+            f"{s['node_id']} {s['title']} [p.{s['start_page']}-{s['end_page']}] {s['summary']}"
+            for s in sections
+        ]
+        return ToolResult(
+            content="\n".join(lines) or "No sections.",
+            artifact={"doc_id": known, "sections": sections},
+            doc_id=known,
+        )
+
+    def _rank_sections(self, query: str, texts: list[str]) -> list[int]:
+        """RRF (k = 60) of dense cosine and BM25 ranks over the document's sections."""
+        dense = self.catalog.index.embed_dense([query, *texts])
+        q, rows = dense[0], dense[1:]
+        dense_scores = [sum(a * b for a, b in zip(q, row, strict=True)) for row in rows]
+        corpus = [TOKEN.findall(text.lower()) or ["_"] for text in texts]
+        lexical = BM25Okapi(corpus).get_scores(TOKEN.findall(query.lower()))
+        fused = [0.0] * len(texts)
+        for scores in (dense_scores, list(lexical)):
+            for rank, index in enumerate(sorted(range(len(texts)), key=lambda i: -scores[i])):
+                fused[index] += 1.0 / (60 + rank + 1)
+        return sorted(range(len(texts)), key=lambda i: -fused[i])
+
+    # -- layer 2 ---------------------------------------------------------------------------
+    def _get_page_content(self, doc_id: str, pages: list[int]) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        total = self.library.record(known)["pages"]
+        wanted = list(dict.fromkeys(pages))
+        if not wanted:
+            return failure("pages is empty; give 1-based page numbers such as [3, 4].")
+        if len(wanted) > self.page_cap:
+            return failure(
+                f"at most {self.page_cap} pages per call; you asked for {len(wanted)}. "
+                f"Request pages {wanted[0]}-{wanted[self.page_cap - 1]} first."
+            )
+        outside = [p for p in wanted if not 1 <= p <= total]
+        if outside:
+            return failure(
+                f"document {known} has pages 1-{total}; page(s) "
+                f"{', '.join(map(str, outside))} do not exist."
+            )
+        texts = self.library.pages(known)
+        body = [
+            f"=== {known} p.{p} ===\n{texts[p - 1].strip() or '(no text on this page)'}"
+            for p in wanted
+        ]
+        return ToolResult(
+            content="\n\n".join(body),
+            artifact={
+                "doc_id": known,
+                "pages": [{"page": p, "text": texts[p - 1]} for p in wanted],
+            },
+            pages=wanted,
+            doc_id=known,
+        )
+
+    def _list_images(self, doc_id: str, pages: list[int] | None) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        images = [i for i in self.library.images(known) if pages is None or i["page"] in pages]
+        lines = [f"{i['name']} (p.{i['page']}, {i['width']}x{i['height']})" for i in images]
+        return ToolResult(
+            content="\n".join(lines) or "No images.",
+            artifact={"doc_id": known, "images": [dict(i) for i in images]},
+            doc_id=known,
+        )
+
+    def _get_page_image(self, doc_id: str, image: str) -> ToolResult:
+        known = self._known_doc(doc_id)
+        if isinstance(known, ToolResult):
+            return known
+        listed = {i["name"]: i for i in self.library.images(known)}
+        if image not in listed:
+            names = ", ".join(list(listed)[:8]) or "none"
+            return failure(
+                f"no image {image!r} in document {known}; use a name from list_images ({names})."
+            )
+        folder = (self.library.doc_dir(known) / "images").resolve()
+        path = (folder / image).resolve()
+        if path.parent != folder or not path.is_file():
+            return failure(f"image {image!r} is not inside document {known}'s image folder.")
+        entry = listed[image]
+        mime = IMAGE_MIME.get(path.suffix.lower().lstrip("."), "application/octet-stream")
+        data = base64.b64encode(path.read_bytes()).decode()
+        caption = f"Image {image} from {known}, page {entry['page']}."
+        return ToolResult(
+            content=[
+                {"type": "text", "text": caption},
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}},
+            ],
+            artifact={"doc_id": known, "image": image, "page": entry["page"]},
+            pages=[entry["page"]],
+            doc_id=known,
+        )
+
+
+def _node_ref(node: Any) -> dict[str, Any]:
+    return {
+        "node_id": node["node_id"],
+        "title": node["title"],
+        "start_page": node["start_page"],
+        "end_page": node["end_page"],
+    }
+
+
+def _flat_nodes(tree: list[Any], depth: int = 0) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for node in tree:
+        out.append({**_node_ref(node), "summary": node["summary"], "depth": depth})
+        out.extend(_flat_nodes(node["nodes"], depth + 1))
+    return out
+
+
+def _validation_summary(exc: ValidationError) -> str:
+    """One line per problem: which argument and what is wrong."""
+    problems = []
+    for error in exc.errors()[:4]:
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)
