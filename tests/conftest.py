@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,20 @@ def library_dir(tmp_path: Path) -> Iterator[Path]:
 
     folder = tmp_path / "library"
     yield folder
+    close_catalogs()
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any]]:
+    """All development PDFs ingested once per test session, with two worker processes."""
+    from ingest.context import IngestContext
+    from ingest.pipeline import ingest_paths
+    from store.catalog import close_catalogs
+
+    require_shared_data()
+    library = tmp_path_factory.mktemp("corpus") / "library"
+    report = ingest_paths([PDF_DIR], IngestContext(library=str(library)), workers=2, progress=False)
+    yield library, report
     close_catalogs()
 
 

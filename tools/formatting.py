@@ -12,8 +12,7 @@ from typing import Any
 from ingest.types import DocumentMetadata, TreeNode
 from store.embeddings import count_tokens
 
-TREE_TOKEN_TARGET = 480
-TOKENS_PER_WORD = 1.5
+TREE_TOKEN_TARGET = 460
 MIN_SUMMARY_WORDS = 4
 MAX_SUMMARY_WORDS = 24
 DESCRIPTION_WORDS = 8
@@ -74,15 +73,14 @@ def tree_lines(nodes: list[TreeNode]) -> list[str]:
         f"{'  ' * d}{n['node_id']} {n['title']} [{_pages(n['start_page'], n['end_page'])}]"
         for d, n in flat
     ]
-    left = TREE_TOKEN_TARGET - sum(count_tokens(line) for line in skeleton)
-    per_node_words = int(left / max(len(flat), 1) / TOKENS_PER_WORD)
-    if per_node_words < MIN_SUMMARY_WORDS:
-        return skeleton
-    per_node_words = min(per_node_words, MAX_SUMMARY_WORDS)
-    return [
-        f"{line} {words(n['summary'], per_node_words)}"
-        for line, (_, n) in zip(skeleton, flat, strict=True)
-    ]
+    for per_node_words in range(MAX_SUMMARY_WORDS, MIN_SUMMARY_WORDS - 1, -2):
+        lines = [
+            f"{line} {words(n['summary'], per_node_words)}"
+            for line, (_, n) in zip(skeleton, flat, strict=True)
+        ]
+        if count_tokens("\n".join(lines)) <= TREE_TOKEN_TARGET:
+            return lines
+    return skeleton
 
 
 def _with_depth(nodes: list[TreeNode], depth: int) -> list[tuple[int, TreeNode]]:

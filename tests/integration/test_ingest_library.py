@@ -21,17 +21,6 @@ from tests.conftest import OUTLINE_DIR, PDF_DIR, require_shared_data
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BatchReport]:
-    """All development PDFs ingested once, with two worker processes."""
-    require_shared_data()
-    library = tmp_path_factory.mktemp("corpus") / "library"
-    context = IngestContext(library=str(library))
-    report = ingest_paths([PDF_DIR], context, workers=2, progress=False)
-    yield library, report
-    close_catalogs()
-
-
 def _reference(name: str) -> dict[str, Any]:
     return json.loads((OUTLINE_DIR / f"{name}.outline.json").read_text())
 

@@ -11,8 +11,8 @@ from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.search_engine import MatrixEngine, QdrantEngine, clear_engines
-from tools.search import DocumentSearch, SearchHit
 from tests.conftest import PDF_DIR, require_shared_data
+from tools.search import DocumentSearch, SearchHit
 
 pytestmark = pytest.mark.integration
 
