@@ -68,6 +68,8 @@ EXTRACTIVE_NOTE = (
     "Extractive answer (offline navigator: no language model is configured, so these are the "
     "sentences from the pages read that best match the question, quoted as printed):"
 )
+DENSE_POOL = 40
+DENSE_WORDS = 48
 NO_DOCUMENTS = (
     "Extractive answer (offline navigator): no document in the library matches this question."
 )
@@ -260,7 +262,11 @@ def _sentences(page_text: str) -> list[str]:
 
 
 def _relevance(question: str, texts: list[str]) -> np.ndarray:
-    """Lexical (idf-weighted overlap) plus dense cosine relevance of texts to the question."""
+    """Lexical (idf-weighted overlap) plus dense cosine relevance of texts to the question.
+
+    Dense scoring is the expensive part on a CPU, so only the lexically best DENSE_POOL texts
+    (cut to DENSE_WORDS words, embedded in small length-sorted batches) get a dense score.
+    """
     query = set(content_words(question))
     docs = [set(content_words(t)) for t in texts]
     df = Counter(w for d in docs for w in d)
@@ -268,8 +274,21 @@ def _relevance(question: str, texts: list[str]) -> np.ndarray:
     weight = {w: math.log(1 + n / (1 + df[w])) for w in query}
     total = sum(weight.values()) or 1.0
     lexical = np.array([sum(weight[w] for w in query & d) / total for d in docs])
+    pool = np.argsort(-lexical, kind="stable")[:DENSE_POOL]
+    dense = np.zeros(n, dtype=np.float32)
+    dense[pool] = _dense_similarity(
+        question, [" ".join(texts[i].split()[:DENSE_WORDS]) for i in pool]
+    )
+    return 0.5 * lexical + 0.5 * dense
+
+
+def _dense_similarity(question: str, texts: list[str]) -> np.ndarray:
     settings = IndexSettings.from_env()
     model = dense_embedder(settings.embedding_model, settings.model_cache or default_cache_dir())
-    vectors = np.array(list(model.embed([question, *texts])), dtype=np.float32)
-    dense = vectors[1:] @ vectors[0]
-    return 0.5 * lexical + 0.5 * dense
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    vectors = np.array(
+        list(model.embed([question, *(texts[i] for i in order)], batch_size=16)), dtype=np.float32
+    )
+    scores = np.zeros(len(texts), dtype=np.float32)
+    scores[order] = vectors[1:] @ vectors[0]
+    return scores
