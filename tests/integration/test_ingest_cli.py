@@ -246,3 +246,20 @@ def test_langgraph_json_exports_the_ingest_graph() -> None:
         "describe",
         "index",
     }
+
+
+def test_langgraph_json_exports_the_agent_graph_without_a_checkpointer() -> None:
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["graphs"]["agent"] == "./graph/agent.py:graph"
+    from graph.agent import graph as agent_graph
+
+    assert agent_graph.checkpointer is None
+    assert set(agent_graph.get_graph().nodes) >= {
+        "prepare",
+        "model_turn",
+        "layer0",
+        "layer1",
+        "layer2",
+        "nudge",
+        "finish",
+    }
