@@ -12,6 +12,8 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from graph.adherence import layer_adherence
+
 CHECKPOINT_FILE = "checkpoints.sqlite"
 
 
@@ -72,4 +74,5 @@ def trace_record(thread_id: str, values: dict[str, Any]) -> dict[str, Any]:
         "status": values.get("status", ""),
         "model_turns": values.get("model_turns", 0),
         "steps": steps,
+        "adherence": layer_adherence(steps).as_dict(),
     }

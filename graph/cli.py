@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from graph import cli_ingest, cli_query
+from graph import cli_ingest, cli_query, cli_serve
 from graph.cli_common import positive_int
 from ingest.context import STRUCTURE_MODES
 from ingest.parse import PARSERS
@@ -89,6 +89,11 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         "trace", cli_query.cmd_trace, "Show the ordered tool trajectory of a recorded thread."
     )
     trace.add_argument("thread_id", help="a thread id from `vectree threads` or `vectree ask`")
+    trace.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write a self-contained HTML timeline (calls, answer, cited pages) and print its path",
+    )
     command(
         "threads", cli_query.cmd_threads, "List recorded threads with question, time and steps."
     )
@@ -102,6 +107,16 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     search.add_argument("--journal", help="venue contains this")
     search.add_argument("--author", help="an author's name contains this")
     search.add_argument("--no-gates", action="store_true", help="raw RRF without relevance gates")
+
+
+def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    serve = command(
+        "serve",
+        cli_serve.cmd_serve,
+        "Serve the agent and ingest graphs with `langgraph dev` (Studio, HTTP API).",
+    )
+    serve.add_argument("--port", type=positive_int, help="port (default: a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_ingest_commands(command)
     _add_query_commands(command)
+    _add_serve_command(command)
     return parser
 
 

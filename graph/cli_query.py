@@ -101,13 +101,25 @@ def cmd_trace(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     record = trace_record(args.thread_id, values)
+    if getattr(args, "html", None):
+        from pathlib import Path
+
+        from graph.timeline import write_timeline
+
+        written = write_timeline(Path(args.html).expanduser().resolve(), record, library)
+        print(written, file=sys.stderr if args.json else sys.stdout)  # keep --json parseable
+        if not args.json:
+            return EXIT_OK
     if args.json:
         print_json(record)
         return EXIT_OK
+    from graph.adherence import summary_line
+
     print(f"thread {record['thread_id']}: {record['question']}")
     for step in record["steps"]:
         print(_step_line(step))
     print(f"\n{record['status']} after {record['model_turns']} model turns")
+    print(summary_line(record["adherence"]))
     print(record["answer"])
     return EXIT_OK
 

@@ -1,0 +1,134 @@
+"""`vectree serve`: the LangGraph dev server over a library, for Studio and the HTTP API.
+
+The server is `langgraph dev` on this project's langgraph.json, started with the library in
+VECTREE_HOME. Its own run data (the in-memory runtime's files) and its log live in
+LIBRARY/server/, never in the project folder; checkpoints go to LIBRARY/checkpoints.sqlite
+through the persistent checkpointer named in langgraph.json, so threads survive restarts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+from graph.cli_common import EXIT_ERROR, library_of
+
+STUDIO_URL = "https://smith.langchain.com/studio/?baseUrl=http://{host}:{port}"
+
+
+def project_config() -> Path | None:
+    """The langgraph.json next to the installed packages (a source checkout or editable install)."""
+    candidate = Path(__file__).resolve().parents[1] / "langgraph.json"
+    return candidate if candidate.is_file() else None
+
+
+def server_config(config: Path, workdir: Path) -> Path:
+    """A copy of langgraph.json whose relative paths are made absolute.
+
+    `langgraph dev` resolves the checkpointer path against its working directory, and the
+    server runs inside the library (so its run data stays out of the project).
+    """
+    root = config.parent
+    data = json.loads(config.read_text())
+
+    def absolute(spec: str) -> str:
+        return str((root / spec).resolve()) if spec.startswith(".") else spec
+
+    data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
+    data["graphs"] = {name: absolute(spec) for name, spec in data["graphs"].items()}
+    if "checkpointer" in data:
+        data["checkpointer"]["path"] = absolute(data["checkpointer"]["path"])
+    if "env" in data and isinstance(data["env"], str):
+        data["env"] = absolute(data["env"])
+    target = workdir / "langgraph.json"
+    target.write_text(json.dumps(data, indent=2))
+    return target
+
+
+def server_config(config: Path, workdir: Path) -> Path:
+    """A copy of langgraph.json whose relative paths are made absolute.
+
+    `langgraph dev` resolves the checkpointer path against its working directory, and the
+    server runs inside the library (so its run data stays out of the project).
+    """
+    root = config.parent
+    data = json.loads(config.read_text())
+
+    def absolute(spec: str) -> str:
+        return str((root / spec).resolve()) if spec.startswith(".") else spec
+
+    data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
+    data["graphs"] = {name: absolute(spec) for name, spec in data["graphs"].items()}
+    if "checkpointer" in data:
+        data["checkpointer"]["path"] = absolute(data["checkpointer"]["path"])
+    if isinstance(data.get("env"), str):
+        data["env"] = absolute(data["env"])
+    target = workdir / "langgraph.json"
+    target.write_text(json.dumps(data, indent=2))
+    return target
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the well-known 2024 is often taken)."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def serve_command(config: Path, port: int, host: str) -> list[str]:
+    """The `langgraph dev` command line: no browser, no reload, explicit port and config."""
+    executable = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
+    return [
+        executable,
+        "dev",
+        "--config",
+        str(config),
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--allow-blocking",
+    ]
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Replace this process with the dev server (so its PID is the server's PID)."""
+    config = project_config()
+    if config is None:
+        print(
+            "error: serve needs the project's langgraph.json (run from a source checkout)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    library = library_of(args).root
+    workdir = library / "server"
+    workdir.mkdir(parents=True, exist_ok=True)
+    port_number = args.port or free_port(args.host)
+    command = serve_command(server_config(config, workdir), port_number, args.host)
+    if not Path(command[0]).exists():
+        print(
+            "error: `langgraph` not found; install it with pip install 'langgraph-cli[inmem]'",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    port = command[command.index("--port") + 1]
+    print(
+        f"LangGraph server for library {library}\n"
+        f"  API:    http://{args.host}:{port}\n"
+        f"  Studio: {STUDIO_URL.format(host=args.host, port=port)}\n"
+        f"  log:    {workdir / 'server.log'}",
+        flush=True,
+    )
+    log = os.open(workdir / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.chdir(workdir)
+    os.execve(command[0], command, {**os.environ, "VECTREE_HOME": str(library)})
+    return EXIT_ERROR  # not reached: execve replaces the process
