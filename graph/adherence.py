@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from typing import Any
 
 LAYERS = (0, 1, 2)
@@ -74,7 +75,7 @@ def layer_adherence(steps: Iterable[StepLike]) -> Adherence:
 
 def backward_jumps(layers: Sequence[int]) -> int:
     """Consecutive pairs where the layer decreases (2 → 0, 2 → 1, 1 → 0): the agent went back."""
-    return sum(1 for before, after in zip(layers, layers[1:], strict=False) if after < before)
+    return sum(1 for before, after in pairwise(layers) if after < before)
 
 
 def pages_without_tree(succeeded: Iterable[StepLike]) -> int:

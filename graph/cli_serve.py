@@ -50,29 +50,6 @@ def server_config(config: Path, workdir: Path) -> Path:
     return target
 
 
-def server_config(config: Path, workdir: Path) -> Path:
-    """A copy of langgraph.json whose relative paths are made absolute.
-
-    `langgraph dev` resolves the checkpointer path against its working directory, and the
-    server runs inside the library (so its run data stays out of the project).
-    """
-    root = config.parent
-    data = json.loads(config.read_text())
-
-    def absolute(spec: str) -> str:
-        return str((root / spec).resolve()) if spec.startswith(".") else spec
-
-    data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
-    data["graphs"] = {name: absolute(spec) for name, spec in data["graphs"].items()}
-    if "checkpointer" in data:
-        data["checkpointer"]["path"] = absolute(data["checkpointer"]["path"])
-    if isinstance(data.get("env"), str):
-        data["env"] = absolute(data["env"])
-    target = workdir / "langgraph.json"
-    target.write_text(json.dumps(data, indent=2))
-    return target
-
-
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nothing listens on right now (the well-known 2024 is often taken)."""
     with socket.socket() as probe:

@@ -47,25 +47,24 @@ table#timeline { border-collapse: collapse; width: 100%; table-layout: fixed; }
 #timeline th { background: #f6f8fa; font-size: 13px; }
 #timeline col.seq { width: 44px; } #timeline col.layer { width: 92px; }
 #timeline col.tool { width: 170px; } #timeline col.result { width: 190px; }
-#timeline col.tokens { width: 70px; } #timeline col.pages { width: 190px; }
+#timeline col.tokens { width: 70px; } #timeline col.pages { width: 200px; }
 #timeline td.args code { word-break: break-all; font-size: 12.5px; }
 tr.step.failed { background: #ffebe9; }
 td.result.error { color: #cf222e; font-size: 13px; } td.result.ok { color: #1a7f37; }
-td.tokens { text-align: right; }
+#timeline td.tokens { text-align: right; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff;
   font-size: 12.5px; font-weight: 600; white-space: nowrap; }
 .badge.layer-0 { background: #0969da; } .badge.layer-1 { background: #bf8700; }
 .badge.layer-2 { background: #1a7f37; } .badge.layer-other { background: #6e7781; }
-a { color: #0969da; } a.page-link { display: inline-block; margin-right: 6px; }
+a { color: #0969da; } .page-link { display: block; white-space: nowrap; font-size: 13px; }
 #answer .answer-text { white-space: pre-wrap; background: #f6f8fa; padding: 10px 12px;
   border-radius: 6px; }
 ol.citations li { margin: 6px 0; } blockquote.quote { margin: 2px 0 0 0; color: #57606a;
   border-left: 3px solid #d0d7de; padding-left: 8px; }
 section.page { border: 1px solid #d0d7de; border-radius: 6px; margin: 12px 0; padding: 0 12px; }
-section.page pre.page-text { white-space: pre-wrap; word-wrap: break-word; font-size: 12.5px;
-  max-height: 520px; overflow: auto; }
+section.page pre.page-text { white-space: pre-wrap; word-wrap: break-word; font-size: 12.5px; }
 section.page .missing { color: #cf222e; }
-mark.quote { background: #fff8c5; outline: 1px solid #d4a72c; }
+mark.quote { background: #fff3a3; }
 """
 
 
@@ -158,7 +157,7 @@ def _header(record: Mapping[str, Any]) -> str:
         f'<p id="question">{escape(str(record.get("question", "")))}</p>\n'
         f'<dl class="meta">{rows}</dl>\n'
         f'<p id="adherence" class="{verdict}">{escape(summary_line(adherence))}</p>\n'
-        f"<p class=\"legend\">{_legend()}</p>\n</header>"
+        f'<p class="legend">{_legend()}</p>\n</header>'
     )
 
 
@@ -306,7 +305,7 @@ def _page_section(
     return (
         f'<section class="page" id="{page_anchor(doc_id, page)}" '
         f'data-doc="{escape(doc_id)}" data-page="{page}">\n'
-        f"<h3>{heading}</h3>\n<p class=\"origin\">{origin}</p>\n{body}\n</section>"
+        f'<h3>{heading}</h3>\n<p class="origin">{origin}</p>\n{body}\n</section>'
     )
 
 

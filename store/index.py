@@ -8,10 +8,12 @@ document; ``reconcile`` finishes or undoes whatever an interrupted run left behi
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
 
@@ -23,6 +25,8 @@ DENSE = "dense"
 SPARSE = "bm25"
 POINT_NAMESPACE = uuid.UUID("5b1d3c52-3f8e-4d8a-9a57-2b8f1f0c9e11")
 UPSERT_BATCH = 64
+LOCK_WAIT_S = 10.0
+T = TypeVar("T")
 PAYLOAD_INDEXES = {
     "doc_id": models.PayloadSchemaType.KEYWORD,
     "entry_type": models.PayloadSchemaType.KEYWORD,
@@ -70,6 +74,34 @@ class StructuralIndex:
     @cached_property
     def _cache_dir(self) -> Path:
         return self.settings.model_cache or default_cache_dir()
+
+    def read_snapshot(self, read: Callable[[QdrantClient], T]) -> T:
+        """Run ``read`` with a client, holding Qdrant local mode's folder lock only meanwhile.
+
+        Local mode admits one client per folder, so a long-lived reader (the LangGraph server)
+        would lock out the CLI. Readers that load a snapshot therefore open the folder, read and
+        close; a writer holding the lock delays them up to LOCK_WAIT_S, then IndexLockedError.
+        A client this process already holds (e.g. while ingesting) is reused.
+        """
+        if self.settings.qdrant_url or "client" in self.__dict__:
+            return read(self.client)
+        self.local_path.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                client = QdrantClient(path=str(self.local_path))
+                break
+            except RuntimeError as exc:
+                if time.monotonic() > deadline:
+                    raise IndexLockedError(
+                        f"the index in {self.local_path} is being written by another process; "
+                        "try again when it finishes, or use a Qdrant server (QDRANT_URL)"
+                    ) from exc
+                time.sleep(0.2)
+        try:
+            return read(client)
+        finally:
+            client.close()
 
     def close(self) -> None:
         if "client" in self.__dict__:
