@@ -90,6 +90,11 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     )
     trace.add_argument("thread_id", help="a thread id from `vectree threads` or `vectree ask`")
     trace.add_argument(
+        "--server",
+        metavar="URL",
+        help="read the thread from a running LangGraph server (langgraph-sdk)",
+    )
+    trace.add_argument(
         "--html",
         metavar="FILE",
         help="write a self-contained HTML timeline (calls, answer, cited pages) and print its path",

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graph.adherence import summary_line
 from graph.checkpoints import list_threads, sqlite_checkpointer, thread_values, trace_record
 from graph.cli_common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
 from graph.context import AgentContext
+from graph.remote import server_trace
+from graph.timeline import write_timeline
 from store.catalog import open_catalog
 from tools import formatting
 
@@ -91,7 +95,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return EXIT_OK if str(values.get("status", "")).startswith("answered") else EXIT_ERROR
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
+def _load_trace(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The thread's trace record from a running server (--server) or the local checkpointer."""
+    if args.server:
+        try:
+            return server_trace(args.server, args.thread_id)
+        except Exception as exc:  # connection refused, 404, … — say what and where
+            print(
+                f"error: cannot read thread {args.thread_id!r} from {args.server}: {exc}",
+                file=sys.stderr,
+            )
+            return None
     library = library_of(args)
     values = thread_values(sqlite_checkpointer(library.root), args.thread_id)
     if values is None:
@@ -99,22 +113,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
             f"error: no thread {args.thread_id!r} in {library.root} (see `vectree threads`)",
             file=sys.stderr,
         )
+        return None
+    return trace_record(args.thread_id, values)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    record = _load_trace(args)
+    if record is None:
         return EXIT_ERROR
-    record = trace_record(args.thread_id, values)
-    if getattr(args, "html", None):
-        from pathlib import Path
-
-        from graph.timeline import write_timeline
-
-        written = write_timeline(Path(args.html).expanduser().resolve(), record, library)
+    if args.html:
+        written = write_timeline(Path(args.html).expanduser().resolve(), record, library_of(args))
         print(written, file=sys.stderr if args.json else sys.stdout)  # keep --json parseable
         if not args.json:
             return EXIT_OK
     if args.json:
         print_json(record)
         return EXIT_OK
-    from graph.adherence import summary_line
-
     print(f"thread {record['thread_id']}: {record['question']}")
     for step in record["steps"]:
         print(_step_line(step))

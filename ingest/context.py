@@ -39,6 +39,14 @@ class IngestContext:
         metadata={"description": "OpenAI-compatible endpoint URL (OPENAI_BASE_URL)."},
     )
 
+    keep_index_open: bool = field(
+        default=False,
+        metadata={
+            "description": "Hold the local index open between documents (batch CLI); "
+            "off, the index folder is released after each document for other readers."
+        },
+    )
+
     def __post_init__(self) -> None:
         if self.structure not in STRUCTURE_MODES:
             raise ValueError(f"structure must be one of {', '.join(STRUCTURE_MODES)}")

@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -127,18 +127,26 @@ def _prepare(job_input: dict[str, Any], context: IngestContext) -> dict[str, Any
 def ingest_paths(
     paths: list[Path], context: IngestContext, workers: int = 1, progress: bool = True
 ) -> BatchReport:
-    """Ingest files and folders into ``context.library``; never raises for a bad input."""
+    """Ingest files and folders into ``context.library``; never raises for a bad input.
+
+    The local index stays open for the whole batch (reopening it per document would reload
+    it each time) and is released at the end, so readers in other processes can load it.
+    """
     started = time.perf_counter()
+    context = replace(context, keep_index_open=True)
     jobs, problems = discover(paths)
     report = BatchReport(outcomes=list(problems), workers=workers)
     catalog = open_catalog(Path(context.library))
     catalog.reconcile()
     bar = tqdm(total=len(jobs), unit="doc", desc="ingest", disable=not progress, file=sys.stderr)
-    for outcome in _run_jobs(jobs, context, workers):
-        report.outcomes.append(outcome)
-        bar.set_postfix_str(f"{Path(outcome.source).name[:30]} {outcome.status}")
-        bar.update(1)
-    bar.close()
+    try:
+        for outcome in _run_jobs(jobs, context, workers):
+            report.outcomes.append(outcome)
+            bar.set_postfix_str(f"{Path(outcome.source).name[:30]} {outcome.status}")
+            bar.update(1)
+    finally:
+        bar.close()
+        catalog.index.close()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 from qdrant_client import QdrantClient, models
 
-from store.index import DENSE, SPARSE
+from store.index import DENSE, SPARSE, IndexLockedError
 
 FloatArray = NDArray[np.float32]
 IntArray = NDArray[np.int64]
@@ -621,16 +621,34 @@ def engine_for(catalog: Any, kind: str | None = None) -> SearchEngine:
     with _CACHE_LOCK:
         version = catalog.library.index_version()
         cached = _CACHE.get(key)
-        client = index.client
-        if cached is not None and cached.version == version and _same_client(cached, client):
-            return cached
-        engine: SearchEngine
         if chosen == "matrix":
-            engine = MatrixEngine.load(client, index.collection, version)
+            if cached is not None and cached.version == version:
+                return cached
+            engine: SearchEngine = _load_matrix(index, version, cached)
         else:
+            client = index.client
+            if cached is not None and cached.version == version and _same_client(cached, client):
+                return cached
             engine = QdrantEngine(client, index.collection, version)
         _CACHE[key] = engine
         return engine
+
+
+def _load_matrix(index: Any, version: str, cached: SearchEngine | None) -> SearchEngine:
+    """Load a snapshot holding the local folder lock only while reading it.
+
+    A process that only searches (the LangGraph server, `vectree ask`) thus never locks the
+    CLI or another server out. While a writer holds the lock past the wait, the previous
+    snapshot keeps serving (stale by at most that write) rather than failing the search.
+    """
+    try:
+        return index.read_snapshot(  # type: ignore[no-any-return]
+            lambda client: MatrixEngine.load(client, index.collection, version)
+        )
+    except IndexLockedError:
+        if cached is None:
+            raise
+        return cached
 
 
 def _same_client(engine: Any, client: QdrantClient) -> bool:

@@ -19,6 +19,7 @@ from rank_bm25 import BM25Okapi
 from ingest.tree import walk
 from store.catalog import Catalog
 from store.embeddings import count_tokens
+from store.index import IndexLockedError
 from tools import formatting
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
 from tools.search import DocumentSearch, GateSettings
@@ -113,9 +114,8 @@ class Toolbox:
         author: str | None,
         limit: int,
     ) -> ToolResult:
-        hits = [
-            h.as_dict()
-            for h in self.search.search(
+        try:
+            found = self.search.search(
                 query.strip() or "*",
                 limit=limit,
                 year_min=year_min,
@@ -124,7 +124,21 @@ class Toolbox:
                 author=author,
                 gates=self.gates_on,
             )
-        ]
+        except IndexLockedError as exc:
+            return failure(f"{exc}. Retry the search in a moment.")
+        try:
+            found = self.search.search(
+                query.strip() or "*",
+                limit=limit,
+                year_min=year_min,
+                year_max=year_max,
+                journal=journal,
+                author=author,
+                gates=self.gates_on,
+            )
+        except IndexLockedError as exc:
+            return failure(f"{exc}. Retry the search in a moment.")
+        hits = [h.as_dict() for h in found]
         if not hits:
             return ToolResult(
                 content=f'No documents match {query!r}. Try other words, fewer filters, or "*".',

@@ -117,6 +117,17 @@ def test_served_agent_runs_streams_persists_and_coexists_with_the_cli(
             "get_page_content",
         ]
         assert before["question"] == QUESTION
+        assert before["adherence"]["followed_order"] is True
+
+        # `vectree trace --server` pages through the same history.
+        assert (
+            main(
+                ["--library", str(library), "trace", thread["thread_id"], "--server", url, "--json"]
+            )
+            == 0
+        )
+        remote = json.loads(capsys.readouterr().out)
+        assert remote["steps"] == before["steps"] and remote["checkpoints"] == len(history)
 
         # The CLI answers on the same library while the server is up.
         assert main(["--library", str(library), "ask", QUESTION, "--json"]) == 0
