@@ -40,7 +40,7 @@ QUESTIONS = [
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def run(pdfs: Path, library: Path) -> dict[str, Any]:
@@ -89,10 +89,8 @@ def main() -> None:
         print(json.dumps(result, indent=2))
         return
     for row in result["rows"]:
-        print(
-            f"{row['seconds']:>7.2f}s  {row['tool_calls']:>2} calls  {row['payload_tokens']:>6} tokens"
-            f"  {row['question']}"
-        )
+        calls, tokens = row["tool_calls"], row["payload_tokens"]
+        print(f"{row['seconds']:>7.2f}s  {calls:>2} calls  {tokens:>6} tokens  {row['question']}")
     print({k: v for k, v in result.items() if k != "rows"})
 
 
