@@ -94,7 +94,7 @@ def build_library(library: Path, qasper: Path, pdfs: Path | None) -> Catalog:
 
 def load_questions(qasper: Path, catalog: Catalog) -> list[Question]:
     """Every question whose paper is in the library, with its gold doc id."""
-    questions = []
+    questions: list[Question] = []
     for arxiv_id, paper in load_qasper(qasper).items():
         gold = qasper_doc_id(arxiv_id, paper)
         if not catalog.library.has(gold):

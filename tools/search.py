@@ -47,6 +47,7 @@ from store.search_engine import (
 Floats = NDArray[np.floating[Any]]
 
 RRF_K = 60
+FLOAT_SLACK = 1e-12  # RRF sums are floats: "exactly 40 % of the top" must count as 40 %
 BROWSE = "*"
 MAX_SECTIONS = 3
 
@@ -177,7 +178,8 @@ def rrf(dense: Floats, bm25: Floats, k: int = RRF_K) -> Floats:
     """Reciprocal rank fusion: Σ 1 / (k + rank) over the retrievers that found the document."""
     total = np.zeros(len(dense))
     for rank in (ranks(dense), ranks(bm25)):
-        total += np.where(np.isnan(rank), 0.0, 1.0 / (k + np.nan_to_num(rank, nan=0.0)))
+        found = ~np.isnan(rank)
+        total[found] += 1.0 / (k + rank[found])
     return total
 
 
@@ -214,7 +216,7 @@ def post_gate(
             continue
         if corpus_size > gates.large_corpus:
             top = fused[position] if top is None else top
-            if fused[position] < gates.relative * top:
+            if fused[position] < gates.relative * top - FLOAT_SLACK:
                 return
         elif not agrees_or_strong(float(dense[position]), float(bm25[position]), gates):
             continue

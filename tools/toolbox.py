@@ -126,18 +126,6 @@ class Toolbox:
             )
         except IndexLockedError as exc:
             return failure(f"{exc}. Retry the search in a moment.")
-        try:
-            found = self.search.search(
-                query.strip() or "*",
-                limit=limit,
-                year_min=year_min,
-                year_max=year_max,
-                journal=journal,
-                author=author,
-                gates=self.gates_on,
-            )
-        except IndexLockedError as exc:
-            return failure(f"{exc}. Retry the search in a moment.")
         hits = [h.as_dict() for h in found]
         if not hits:
             return ToolResult(

@@ -22,6 +22,8 @@ from store.search_engine import (
     SearchFilters,
     SectionInfo,
     SparseQuery,
+    _Rows,
+    _scroll,
     engine_for,
     qdrant_idf,
     resolve_kind,
@@ -194,7 +196,9 @@ def test_gates_off_is_raw_rrf_over_every_candidate() -> None:
     search = fake_search(FakeEngine(entries, corpus=100))
     assert len(search.search("q", limit=50)) == 16
     raw = search.search("q", limit=50, gates=False)
-    assert len(raw) == 21 and raw[-1].doc_id == "weak"
+    assert len(raw) == 21 and raw[-1].doc_id == "doc19"
+    # "weak" fails the pre-gate, but raw RRF ranks it second under BM25: 1/81 + 1/62
+    assert raw[1].doc_id == "weak" and raw[1].score == pytest.approx(1 / 81 + 1 / 62)
     off = DocumentSearch(search.catalog, gates=GateSettings(enabled=False), engine=search.engine)
     assert len(off.search("q", limit=50)) == 21
 
@@ -236,14 +240,14 @@ def test_limit_and_hit_fields() -> None:
 def test_matching_sections_are_the_three_strongest_relevant_ones() -> None:
     entries = [
         doc("a", 0.9, 30.0),
-        section("a", "0001", 0.35, NAN),  # 0.35/0.6 = 0.58
-        section("a", "0002", 0.1, 2.0),  # below both pre-gate thresholds: never shown
+        section("a", "0001", 0.35, NAN),  # 0.35/0.6 = 0.58: fourth, cut
+        section("a", "0002", 0.29, 2.9),  # below both pre-gate thresholds: never shown
         section("a", "0003", 0.2, 12.0),  # 0.33 + 1.0
-        section("a", "0004", 0.5, 6.0),  # 0.83 + 0.5
+        section("a", "0004", 0.45, 6.0),  # 0.75 + 0.5
         section("a", "0005", 0.3, 3.0),  # 0.5 + 0.25
     ]
     (hit,) = fake_search(FakeEngine(entries, corpus=2)).search("q")
-    assert [s["node_id"] for s in hit.matching_sections] == ["0003", "0004", "0001"]
+    assert [s["node_id"] for s in hit.matching_sections] == ["0003", "0004", "0005"]
     assert hit.dense == pytest.approx(0.9) and hit.bm25 == pytest.approx(30.0)
 
 
@@ -328,6 +332,8 @@ def tiny_collection(client: QdrantClient, docs: int = 14, seed: int = 3) -> None
                 models.PointStruct(id=point_id(base["doc_id"], key), vector=vector, payload=payload)
             )
     client.upsert(COLLECTION, points)
+    gone = models.PointIdsList(points=[point_id("d03", "section:0001")])
+    client.delete(COLLECTION, points_selector=gone)  # deleted points leave IDF and results
 
 
 def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
@@ -391,6 +397,22 @@ def test_matrix_bm25_is_qdrant_idf_times_the_stored_weights() -> None:
     assert scores[rows] == pytest.approx(values * idf, rel=1e-6)
 
 
+def test_local_arrays_and_a_scroll_load_the_same_engine() -> None:
+    client = QdrantClient(":memory:")
+    tiny_collection(client)
+    local = _Rows.from_local(client, COLLECTION)
+    assert local is not None
+    fast = MatrixEngine.from_rows(local)
+    slow = MatrixEngine.from_rows(_Rows.from_records(_scroll(client, COLLECTION, None, True)))
+    assert fast.row_doc.tolist() == slow.row_doc.tolist() and len(fast.row_doc) == 12 * 4 - 1
+    assert fast.row_is_section.tolist() == slow.row_is_section.tolist()
+    assert fast.sections == slow.sections and fast.table.infos == slow.table.infos
+    assert np.allclose(fast.matrix, slow.matrix, atol=1e-6)
+    for name in ("terms", "starts", "rows", "values", "document_frequency"):
+        assert np.array_equal(getattr(fast.postings, name), getattr(slow.postings, name)), name
+    assert fast.postings.corpus_points == slow.postings.corpus_points == 14 * 4 - 1
+
+
 def test_year_filters_exclude_documents_without_a_year() -> None:
     client = QdrantClient(":memory:")
     tiny_collection(client)
@@ -411,7 +433,12 @@ def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> Non
     client = QdrantClient(":memory:")
     tiny_collection(client, docs=6)
     library = Library(tmp_path / "lib").ensure()
-    index = SimpleNamespace(settings=IndexSettings(), client=client, collection=COLLECTION)
+    index = SimpleNamespace(
+        settings=IndexSettings(),
+        client=client,
+        collection=COLLECTION,
+        read_snapshot=lambda read: read(client),
+    )
     catalog = SimpleNamespace(library=library, index=index)
     first = engine_for(catalog)
     assert isinstance(first, MatrixEngine) and first.corpus_size() == 4
