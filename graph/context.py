@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from store.settings import LLMSettings, default_library_dir
+from store.settings import LLMSettings, RunContext
 
 STRATEGIES = ("vectree",)
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name, "").strip() or default
-
-
 @dataclass(kw_only=True)
-class AgentContext:
-    """How one question is answered."""
+class AgentContext(RunContext):
+    """How one question is answered (no model = the offline extractive navigator)."""
 
-    library: str = field(
-        default_factory=lambda: str(default_library_dir()),
-        metadata={"description": "Library folder (VECTREE_HOME, default ./library)."},
-    )
-    model: str = field(
-        default_factory=lambda: _env("VECTREE_MODEL", ""),
-        metadata={"description": "Chat model name; empty = the offline extractive navigator."},
-    )
-    base_url: str = field(
-        default_factory=lambda: _env("VECTREE_BASE_URL", _env("OPENAI_BASE_URL", "")),
-        metadata={"description": "OpenAI-compatible endpoint URL (OPENAI_BASE_URL)."},
-    )
     temperature: float = field(
         default=0.0, metadata={"description": "Sampling temperature of the chat model."}
     )
@@ -64,13 +47,6 @@ class AgentContext:
         if min(self.max_model_turns, self.max_tool_calls, self.page_cap) < 1:
             raise ValueError("budgets and page_cap must be at least 1")
 
-    def llm_settings(self) -> LLMSettings:
-        """LLM settings (API key from the environment only, never from the context)."""
-        env = LLMSettings.from_env()
-        return env.model_copy(
-            update={
-                "model": self.model or None,
-                "base_url": self.base_url or None,
-                "temperature": self.temperature,
-            }
-        )
+    def llm_settings(self, **overrides: object) -> LLMSettings:
+        """LLM settings with this context's temperature."""
+        return super().llm_settings(temperature=self.temperature, **overrides)

@@ -7,6 +7,7 @@ one source of truth instead of reading environment variables in scattered places
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -92,3 +93,35 @@ class IndexSettings(BaseModel):
 def default_library_dir() -> Path:
     """The library folder: VECTREE_HOME, else ./library in the working directory."""
     return Path(_env("VECTREE_HOME", "library") or "library").expanduser().resolve()
+
+
+def env_text(name: str, default: str = "") -> str:
+    """An environment variable as text ("" when unset), for dataclass default factories."""
+    return _env(name, default) or ""
+
+
+@dataclass(kw_only=True)
+class RunContext:
+    """Fields every graph's run context shares: where the library is and which LLM to use.
+
+    The API key is deliberately not a field: contexts are shown in Studio and stored with runs,
+    so the key is read from the environment only.
+    """
+
+    library: str = field(
+        default_factory=lambda: str(default_library_dir()),
+        metadata={"description": "Library folder (VECTREE_HOME, default ./library)."},
+    )
+    model: str = field(
+        default_factory=lambda: env_text("VECTREE_MODEL"),
+        metadata={"description": "Chat model name (VECTREE_MODEL); empty = offline."},
+    )
+    base_url: str = field(
+        default_factory=lambda: env_text("VECTREE_BASE_URL", env_text("OPENAI_BASE_URL")),
+        metadata={"description": "OpenAI-compatible endpoint URL (OPENAI_BASE_URL)."},
+    )
+
+    def llm_settings(self, **overrides: object) -> LLMSettings:
+        """LLM settings from this context plus the environment (for the key)."""
+        update = {"model": self.model or None, "base_url": self.base_url or None, **overrides}
+        return LLMSettings.from_env().model_copy(update=update)
