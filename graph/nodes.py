@@ -24,7 +24,7 @@ from graph.models import agent_model
 from graph.state import AgentState, Step
 from store.catalog import open_catalog
 from tools.schemas import TOOL_LAYERS, openai_tool_specs
-from tools.toolbox import Toolbox, ToolResult, failure
+from tools.toolbox import SearchScope, Toolbox, ToolResult, failure
 
 LayerNode = Literal["layer0", "layer1", "layer2"]
 LAYER_NODES: tuple[LayerNode, LayerNode, LayerNode] = ("layer0", "layer1", "layer2")
@@ -34,10 +34,10 @@ NO_ANSWER = (
 )
 
 
-def _toolbox(context: AgentContext) -> Toolbox:
-    return Toolbox(
-        open_catalog(Path(context.library)), gates_on=context.gates, page_cap=context.page_cap
-    )
+def _toolbox(context: AgentContext, state: AgentState) -> Toolbox:
+    scope = SearchScope.from_input(state.get("doc_ids"), state.get("filters"))
+    catalog = open_catalog(Path(context.library))
+    return Toolbox(catalog, gates_on=context.gates, page_cap=context.page_cap, scope=scope)
 
 
 def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["model_turn"]]:
@@ -54,6 +54,10 @@ def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Litera
     content = question
     if doc_ids:
         content += "\n\nAnswer from these documents only (doc_ids): " + ", ".join(doc_ids)
+    filters = {k: v for k, v in (state.get("filters") or {}).items() if v not in ("", None)}
+    if filters:
+        limits = ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
+        content += f"\n\nDocument search is limited to: {limits}."
     opening = [] if state.get("messages") else [SystemMessage(system)]
     # A question on an existing thread continues its conversation and trajectory; the budget
     # counters start afresh for every question.
@@ -124,7 +128,7 @@ def _run_tools(
 ) -> Command[Literal["nudge", "model_turn"]]:
     """Execute every call of the last AI message, in order, recording each in the trajectory."""
     context = runtime.context
-    toolbox = _toolbox(context)
+    toolbox = _toolbox(context, state)
     reply = state["messages"][-1]
     trajectory = list(state.get("trajectory", []))
     pages_read = {doc: list(pages) for doc, pages in state.get("pages_read", {}).items()}

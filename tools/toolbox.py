@@ -25,6 +25,7 @@ from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
 from tools.search import DocumentSearch, GateSettings
 
 TOKEN = re.compile(r"[a-z0-9]+")
+FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
 
 
@@ -50,6 +51,25 @@ class ToolResult:
         return count_tokens(self.text)
 
 
+@dataclass(frozen=True)
+class SearchScope:
+    """Limits a run's caller set (the graph input's doc_ids and filters): every document search
+    of the run stays inside them, whatever the model asks for."""
+
+    doc_ids: tuple[str, ...] = ()
+    year_min: int | None = None
+    year_max: int | None = None
+    journal: str | None = None
+    author: str | None = None
+
+    @classmethod
+    def from_input(cls, doc_ids: list[str] | None, filters: dict[str, Any] | None) -> SearchScope:
+        known = {
+            k: v for k, v in (filters or {}).items() if k in FILTER_KEYS and v not in ("", None)
+        }
+        return cls(doc_ids=tuple(doc_ids or ()), **known)
+
+
 def failure(message: str) -> ToolResult:
     """An instructive error the model can act on."""
     return ToolResult(content=f"Error: {message}", ok=False, artifact={"error": message})
@@ -64,11 +84,13 @@ class Toolbox:
         gates: GateSettings | None = None,
         gates_on: bool = True,
         page_cap: int = MAX_PAGES_PER_CALL,
+        scope: SearchScope | None = None,
     ) -> None:
         self.catalog = catalog
         self.library = catalog.library
         self.gates_on = gates_on
         self.page_cap = page_cap
+        self.scope = scope or SearchScope()
         self._gates = gates
 
     @cached_property
@@ -114,14 +136,16 @@ class Toolbox:
         author: str | None,
         limit: int,
     ) -> ToolResult:
+        scope = self.scope
         try:
             found = self.search.search(
                 query.strip() or "*",
                 limit=limit,
-                year_min=year_min,
-                year_max=year_max,
-                journal=journal,
-                author=author,
+                year_min=year_min if year_min is not None else scope.year_min,
+                year_max=year_max if year_max is not None else scope.year_max,
+                journal=journal or scope.journal,
+                author=author or scope.author,
+                doc_ids=scope.doc_ids or None,
                 gates=self.gates_on,
             )
         except IndexLockedError as exc:

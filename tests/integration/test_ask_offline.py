@@ -140,3 +140,18 @@ def test_search_command_json(capsys: pytest.CaptureFixture[str], demo_library: P
         capsys, "--library", str(demo_library), "search", "*", "--year-min", "2030"
     )
     assert none["results"] == []
+
+
+def test_input_filters_limit_the_documents_searched(demo_library: Path) -> None:
+    from graph.agent import compile_agent
+    from graph.context import AgentContext
+
+    state = compile_agent().invoke(
+        {"question": QUESTIONS[0], "filters": {"year_min": 2021}},
+        context=AgentContext(library=str(demo_library)),
+    )
+    searched = [s for s in state["trajectory"] if s["tool"] == "search_documents"]
+    assert searched and searched[0]["ok"]
+    library = Library(demo_library)
+    cited = {c["doc_id"] for c in state["citations"]}
+    assert cited and all(library.metadata(d)["year"] >= 2021 for d in cited)

@@ -296,3 +296,21 @@ def test_model_failure_ends_the_run_with_a_clear_message(library: Path) -> None:
     graph = compile_agent(model_factory=lambda _ctx: Broken(script=[], seen=[]))
     state = graph.invoke({"question": "q"}, context=AgentContext(library=str(library)))
     assert "the model call failed: ConnectionError: endpoint unreachable" in state["answer"]
+
+
+def test_input_doc_ids_and_filters_scope_every_search(library: Path) -> None:
+    from graph.nodes import _toolbox
+
+    scope = _toolbox(
+        AgentContext(library=str(library)),
+        {"doc_ids": [DOC], "filters": {"year_min": 2020, "journal": "", "bogus": 1}},
+    ).scope
+    assert scope.doc_ids == (DOC,) and scope.year_min == 2020 and scope.journal is None
+    model = ScriptedChatModel(script=[], seen=[])
+    graph = compile_agent(model_factory=lambda _ctx: model)
+    graph.invoke(
+        {"question": "q?", "doc_ids": [DOC], "filters": {"year_min": 2020}},
+        context=AgentContext(library=str(library)),
+    )
+    opening = model.seen[0][1].content
+    assert f"(doc_ids): {DOC}" in opening and "limited to: year_min=2020" in opening
