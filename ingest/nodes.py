@@ -23,7 +23,6 @@ from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
 from ingest.parse import parse_pdf
-from ingest.qasper import SuppliedDocument
 from ingest.split import headings_within, split_oversized
 from ingest.state import IngestState
 from ingest.structure import extract_structure
@@ -265,8 +264,3 @@ def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     if not runtime.context.keep_index_open:
         catalog.index.close()  # let other processes (CLI, server) open the local index
     return {"status": "ingested", "index_entries": len(entries)}
-
-
-def supplied_input(document: SuppliedDocument, source: str, doc_id: str) -> dict[str, Any]:
-    """Graph input for a structured non-PDF document."""
-    return {"source": source, "doc_id": doc_id, "supplied": dict(document)}

@@ -76,15 +76,9 @@ class LevelAssigner:
     def __init__(self) -> None:
         self._roman_open = False
         self._letter_open = False
-        self.last_level = 1
 
     def level(self, numbering: Numbering) -> int:
-        """The level for the next heading with this numbering."""
-        level = self._level(numbering)
-        self.last_level = level
-        return level
-
-    def _level(self, numbering: Numbering) -> int:
+        """The level for the next heading with this numbering (updates the open schemes)."""
         if numbering.scheme == "roman":
             self._roman_open, self._letter_open = True, False
             return 1

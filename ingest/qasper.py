@@ -17,7 +17,6 @@ from ingest.types import SectionEntry
 
 NEST = " ::: "
 FLOATS_TITLE = "Figures and tables"
-FLOAT_PREFIX = "FLOAT SELECTED: "
 
 
 class SuppliedDocument(TypedDict):

@@ -211,28 +211,6 @@ class StructuralIndex:
             if offset is None:
                 return found
 
-    def hybrid_search(self, query: str, limit: int = 10) -> list[models.ScoredPoint]:
-        """Committed entries ranked by Qdrant's RRF over dense and BM25 (a plain probe)."""
-        if not self.client.collection_exists(self.collection):
-            return []
-        committed = models.Filter(must=[_match("committed", True)])
-        prefetch = [
-            models.Prefetch(
-                query=self.embed_dense([query])[0], using=DENSE, filter=committed, limit=50
-            ),
-            models.Prefetch(
-                query=self.embed_sparse_query(query), using=SPARSE, filter=committed, limit=50
-            ),
-        ]
-        response = self.client.query_points(
-            self.collection,
-            prefetch=prefetch,
-            query=models.FusionQuery(fusion=models.Fusion.RRF),
-            limit=limit,
-            with_payload=True,
-        )
-        return list(response.points)
-
 
 def _match(field: str, value: Any) -> models.FieldCondition:
     return models.FieldCondition(key=field, match=models.MatchValue(value=value))

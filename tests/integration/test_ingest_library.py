@@ -135,11 +135,13 @@ def test_index_holds_one_entry_per_document_and_top_level_section(
 
 
 def test_structural_entries_find_the_right_document(corpus: tuple[Path, BatchReport]) -> None:
-    index = open_catalog(corpus[0]).index
+    from tools.search import DocumentSearch
+
     s2orc = _doc_for(corpus[0], "2020.acl-main.447.pdf")
-    hits = index.hybrid_search("large open corpus of academic papers from Semantic Scholar", 3)
-    assert hits and hits[0].payload is not None
-    assert hits[0].payload["doc_id"] == s2orc
+    hits = DocumentSearch(open_catalog(corpus[0])).search(
+        "large open corpus of academic papers from Semantic Scholar", limit=3
+    )
+    assert hits and hits[0].doc_id == s2orc
 
 
 def test_reingesting_unchanged_files_does_nothing(corpus: tuple[Path, BatchReport]) -> None:

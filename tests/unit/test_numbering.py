@@ -92,27 +92,6 @@ def test_letter_without_roman_is_top_level() -> None:
     assert _levels(["A. Overview", "1. Details"]) == [1, 2]
 
 
-def test_last_level_tracks_the_latest_heading() -> None:
-    assigner = LevelAssigner()
-    assert assigner.last_level == 1
-    assigner.level(Numbering("arabic", 3))
-    assert assigner.last_level == 3
-
-
-@pytest.mark.parametrize(
-    ("raw", "clean"),
-    [
-        ("I. I NTRODUCTION", "I. INTRODUCTION"),
-        ("II. R ELATED W ORK", "II. RELATED WORK"),
-        ("  2.1   Data \n collection ", "2.1 Data collection"),
-        ("A Multi-LexSum release", "A Multi-LexSum release"),
-        ("Results", "Results"),
-    ],
-)
-def test_clean_title(raw: str, clean: str) -> None:
-    assert clean_title(raw) == clean
-
-
 def test_small_caps_heading_parses_after_cleaning() -> None:
     title = clean_title("I. I NTRODUCTION")
     assert parse_numbering(title) == Numbering("roman", 1)
