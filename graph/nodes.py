@@ -23,6 +23,7 @@ from graph.context import AgentContext
 from graph.models import agent_model
 from graph.state import AgentState, Step
 from store.catalog import open_catalog
+from store.search_engine import SearchFilters, engine_for
 from tools.schemas import TOOL_LAYERS, openai_tool_specs
 from tools.toolbox import SearchScope, Toolbox, ToolResult, failure
 
@@ -43,12 +44,6 @@ def _toolbox(context: AgentContext, state: AgentState) -> Toolbox:
 def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["model_turn"]]:
     """Open the conversation: system prompt with corpus statistics, then the question."""
     context = runtime.context
-    library = open_catalog(Path(context.library)).library
-    records = [
-        {**r, **{k: library.metadata(r["doc_id"]).get(k) for k in ("year", "venue")}}
-        for r in library.documents()
-    ]
-    system = prompts.system_prompt(records, context.max_tool_calls, context.page_cap)
     question = state.get("question", "").strip()
     doc_ids = list(state.get("doc_ids") or [])
     content = question
@@ -58,7 +53,7 @@ def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Litera
     if filters:
         limits = ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
         content += f"\n\nDocument search is limited to: {limits}."
-    opening = [] if state.get("messages") else [SystemMessage(system)]
+    opening = [] if state.get("messages") else [SystemMessage(_system_prompt(context))]
     # A question on an existing thread continues its conversation and trajectory; the budget
     # counters start afresh for every question.
     update: dict[str, Any] = {
@@ -74,6 +69,13 @@ def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Litera
         "status": "running",
     }
     return Command(goto="model_turn", update=update)
+
+
+def _system_prompt(context: AgentContext) -> str:
+    """The system prompt with statistics from the search engine's in-memory document table
+    (no per-document file reads on every question)."""
+    documents = engine_for(open_catalog(Path(context.library))).documents(SearchFilters())
+    return prompts.system_prompt(documents, context.max_tool_calls, context.page_cap)
 
 
 ModelFactory = Callable[[AgentContext], BaseChatModel]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+
+from store.search_engine import DocumentInfo
 
 SYSTEM_PROMPT = """You answer questions about a library of long documents, and every claim you
 make must be checkable against a page you have read.
@@ -48,15 +49,15 @@ BAD_CITATIONS = (
 )
 
 
-def system_prompt(records: list[dict[str, Any]], max_tool_calls: int, page_cap: int) -> str:
+def system_prompt(documents: list[DocumentInfo], max_tool_calls: int, page_cap: int) -> str:
     """The system prompt with corpus statistics filled in."""
-    years = sorted(int(r["year"]) for r in records if r.get("year"))
+    years = sorted(d.year for d in documents if d.year)
     year_range = f"{years[0]}–{years[-1]}" if years else "in unknown years"
-    venues = Counter(r["venue"] for r in records if r.get("venue"))
+    venues = Counter(d.venue for d in documents if d.venue)
     top = ", ".join(v for v, _ in venues.most_common(3)) or "not recorded"
     return SYSTEM_PROMPT.format(
-        documents=len(records),
-        pages=sum(int(r.get("pages", 0)) for r in records),
+        documents=len(documents),
+        pages=sum(d.total_pages for d in documents),
         years=year_range,
         venues=top,
         page_cap=page_cap,

@@ -35,8 +35,4 @@ def server_trace(url: str, thread_id: str) -> dict[str, Any]:
         raise LookupError(f"thread {thread_id!r} has no history on {url}")
     record = trace_record(thread_id, dict(history[0].get("values") or {}))
     record["checkpoints"] = len(history)
-    record["nodes"] = [
-        next(iter(state.get("metadata", {}).get("writes") or {}), None)
-        for state in reversed(history)
-    ]
     return record

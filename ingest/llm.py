@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ingest import prompts
 from ingest.errors import IngestError
@@ -69,7 +69,7 @@ def ask_text(model: BaseChatModel, system: str, user: str) -> str:
 
 
 def _text(message: BaseMessage) -> str:
-    content = message.content if isinstance(message, AIMessage | BaseMessage) else message
+    content = message.content
     if isinstance(content, list):
         return "".join(
             part.get("text", "") if isinstance(part, dict) else str(part) for part in content

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 from rank_bm25 import BM25Okapi
 
@@ -22,7 +23,7 @@ from store.embeddings import count_tokens
 from store.index import IndexLockedError
 from tools import formatting
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
-from tools.search import DocumentSearch, GateSettings
+from tools.search import DocumentSearch, GateSettings, rrf
 
 TOKEN = re.compile(r"[a-z0-9]+")
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
@@ -218,15 +219,11 @@ class Toolbox:
 
     def _rank_sections(self, query: str, texts: list[str]) -> list[int]:
         """RRF (k = 60) of dense cosine and BM25 ranks over the document's sections."""
-        dense = self.catalog.index.embed_dense([query, *texts])
-        q, rows = dense[0], dense[1:]
-        dense_scores = [sum(a * b for a, b in zip(q, row, strict=True)) for row in rows]
+        vectors = np.asarray(self.catalog.index.embed_dense([query, *texts]), dtype=np.float64)
+        dense = vectors[1:] @ vectors[0]
         corpus = [TOKEN.findall(text.lower()) or ["_"] for text in texts]
-        lexical = BM25Okapi(corpus).get_scores(TOKEN.findall(query.lower()))
-        fused = [0.0] * len(texts)
-        for scores in (dense_scores, list(lexical)):
-            for rank, index in enumerate(sorted(range(len(texts)), key=lambda i: -scores[i])):
-                fused[index] += 1.0 / (60 + rank + 1)
+        lexical = np.asarray(BM25Okapi(corpus).get_scores(TOKEN.findall(query.lower())), float)
+        fused = rrf(dense, lexical)
         return sorted(range(len(texts)), key=lambda i: -fused[i])
 
     # -- layer 2 ---------------------------------------------------------------------------
