@@ -2,8 +2,10 @@
 
 Explicit nodes and edges (not a prebuilt ReAct loop): ``prepare`` → ``model_turn`` → one of
 ``layer0``/``layer1``/``layer2`` by the layer of the requested tools → ``nudge`` (from the
-nudge threshold on) → ``model_turn`` … → ``finish``. The exported ``graph`` has no checkpointer
-(a LangGraph server supplies its own); ``compile_agent(checkpointer)`` is for the CLI.
+nudge threshold on) → ``model_turn`` … → ``finish``. Strategies with their own retrieval
+(``context.strategy``, see ``graph.strategies``) go ``prepare`` → ``strategy`` → ``finish``.
+The exported ``graph`` has no checkpointer (a LangGraph server supplies its own);
+``compile_agent(checkpointer)`` is for the CLI.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def build_agent_graph(
     builder.add_node("layer1", nodes.layer1)
     builder.add_node("layer2", nodes.layer2)
     builder.add_node("nudge", nodes.nudge)
+    builder.add_node("strategy", nodes.run_strategy)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "prepare")
     return builder

@@ -64,6 +64,7 @@ def trace_record(thread_id: str, values: dict[str, Any]) -> dict[str, Any]:
             for key in ("seq", "layer", "tool", "args", "ok", "payload_tokens", "pages")
         }
         | {"doc_id": step.get("doc_id"), "error": step.get("error")}
+        | ({"disclosed": step["disclosed"]} if step.get("disclosed") else {})
         for step in values.get("trajectory", []) or []
     ]
     return {
@@ -72,6 +73,8 @@ def trace_record(thread_id: str, values: dict[str, Any]) -> dict[str, Any]:
         "answer": values.get("answer", ""),
         "citations": values.get("citations", []),
         "status": values.get("status", ""),
+        "strategy": values.get("strategy", "vectree"),
+        "usage": values.get("usage", {}),
         "model_turns": values.get("model_turns", 0),
         "steps": steps,
         "adherence": layer_adherence(steps).as_dict(),

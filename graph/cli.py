@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from graph import cli_ingest, cli_query, cli_serve
 from graph.cli_common import positive_int
+from graph.cli_eval import add_eval_command
+from graph.context import STRATEGIES
 from ingest.context import STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
@@ -34,6 +36,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cli_ingest.cmd_docs(args)
     print(f"\nQ: {DEMO_QUESTION}\n")
     args.question, args.doc, args.thread, args.no_gates = DEMO_QUESTION, None, None, False
+    args.strategy = "vectree"
     asked = cli_query.cmd_ask(args)
     return code or asked
 
@@ -84,6 +87,12 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     ask.add_argument("--thread", help="thread id to record under (continues an existing thread)")
     ask.add_argument(
         "--no-gates", action="store_true", help="document search without relevance gates"
+    )
+    ask.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="vectree",
+        help="retrieval strategy (default vectree; see README: Strategies)",
     )
     trace = command(
         "trace", cli_query.cmd_trace, "Show the ordered tool trajectory of a recorded thread."
@@ -145,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ingest_commands(command)
     _add_query_commands(command)
     _add_serve_command(command)
+    add_eval_command(command)
     return parser
 
 

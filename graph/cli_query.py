@@ -49,7 +49,7 @@ def ask(
 
 def _step_line(step: dict[str, Any]) -> str:
     status = "ok" if step["ok"] else f"error: {step['error']}"
-    pages = f" pages {step['pages']}" if step["pages"] else ""
+    pages = _disclosed(step)
     args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
     return (
         f"  [{step['seq']:>2}] layer {step['layer']} ({LAYER_NAMES.get(step['layer'], '?')}) "
@@ -65,7 +65,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         if resolved is None:
             return EXIT_ERROR
         doc_ids.append(resolved)
-    context = AgentContext(library=str(library.root), gates=not args.no_gates)
+    context = AgentContext(
+        library=str(library.root), gates=not args.no_gates, strategy=args.strategy
+    )
     thread_id = args.thread or uuid.uuid4().hex[:12]
     if not args.json:
         print(f"thread {thread_id}", file=sys.stderr)
@@ -83,6 +85,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 "tool_calls": values.get("tool_calls", 0),
                 "model_turns": values.get("model_turns", 0),
                 "status": values.get("status", ""),
+                "strategy": values.get("strategy", context.strategy),
+                "usage": values.get("usage", {}),
             }
         )
     else:
@@ -93,6 +97,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 print(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"')
         print(f"\n(trace: vectree trace {thread_id})")
     return EXIT_OK if str(values.get("status", "")).startswith("answered") else EXIT_ERROR
+
+
+def _disclosed(step: dict[str, Any]) -> str:
+    """Pages a step disclosed: its own page list, or per document for passage searches."""
+    if step.get("pages"):
+        return f" pages {step['pages']}"
+    spread = step.get("disclosed") or {}
+    return "".join(f" {doc[:8]}:{pages}" for doc, pages in spread.items())
 
 
 def _load_trace(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -129,7 +141,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         print_json(record)
         return EXIT_OK
-    print(f"thread {record['thread_id']}: {record['question']}")
+    print(f"thread {record['thread_id']} [{record['strategy']}]: {record['question']}")
     for step in record["steps"]:
         print(_step_line(step))
     print(f"\n{record['status']} after {record['model_turns']} model turns")

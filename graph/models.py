@@ -8,11 +8,18 @@ from graph.context import AgentContext
 from ingest.llm import chat_model
 
 
+def configured_model(context: AgentContext) -> BaseChatModel | None:
+    """The configured endpoint's chat model, or None when no LLM is configured."""
+    return chat_model(context.llm_settings())
+
+
 def agent_model(context: AgentContext) -> BaseChatModel:
     """The configured endpoint's model, else the deterministic offline navigator."""
-    model = chat_model(context.llm_settings())
+    model = configured_model(context)
     if model is not None:
         return model
     from graph.navigator import NavigatorChatModel
 
-    return NavigatorChatModel(top_k=context.top_k, page_cap=context.page_cap)
+    return NavigatorChatModel(
+        top_k=context.top_k, page_cap=context.page_cap, strategy=context.strategy
+    )

@@ -65,7 +65,7 @@ EXTRA_STOP = frozenset(
     )
 )
 EXTRACTIVE_NOTE = (
-    "Extractive answer (offline navigator: no language model is configured, so these are the "
+    "Extractive answer (offline reader: no language model is configured, so these are the "
     "sentences from the pages read that best match the question, quoted as printed):"
 )
 DENSE_POOL = 40
@@ -101,10 +101,10 @@ def read_conversation(messages: list[BaseMessage]) -> Conversation:
             if message.name in ("budget", "citation_check"):
                 view.nudged = True
             elif not view.question:
-                view.question = str(message.content).split("\n\nAnswer from these documents only")[
-                    0
-                ]
+                view.question = str(message.content).split("\n\n")[0]
                 view.doc_ids = list(message.additional_kwargs.get("doc_ids") or [])
+                trees = message.additional_kwargs.get("trees") or []  # the no-vector ablation
+                view.results.extend(("get_document_tree", dict(tree)) for tree in trees)
         elif isinstance(message, AIMessage):
             view.calls_made += len(message.tool_calls) + len(message.invalid_tool_calls)
         elif isinstance(message, ToolMessage):
@@ -125,6 +125,7 @@ class NavigatorChatModel(BaseChatModel):
 
     top_k: int = 5
     page_cap: int = 10
+    strategy: str = "vectree"
     docs_to_open: int = 2
     sections_to_read: int = 3
     pages_per_section: int = 2
@@ -152,6 +153,8 @@ class NavigatorChatModel(BaseChatModel):
     def _next(self, view: Conversation) -> AIMessage:
         if view.artifacts("get_page_content") or view.nudged:
             return AIMessage(content=self._answer(view))
+        if self.strategy == "no-tree":
+            return self._next_without_tree(view)
         if view.doc_ids and not view.called("get_document_tree"):
             calls = [
                 ("get_paper_metadata", {"doc_id": d}) for d in view.doc_ids[: self.docs_to_open]
@@ -177,6 +180,28 @@ class NavigatorChatModel(BaseChatModel):
             return AIMessage(content=self._answer(view))
         return self._calls(view, [("get_page_content", {"doc_id": d, "pages": p}) for d, p in plan])
 
+    def _next_without_tree(self, view: Conversation) -> AIMessage:
+        """The ``no-tree`` ablation: search, then read the pages of the sections the search
+        results name (their page ranges are all there is to go on)."""
+        if not view.called("search_documents"):
+            return self._calls(
+                view, [("search_documents", {"query": view.question, "limit": self.top_k})]
+            )
+        hits = [h for a in view.artifacts("search_documents") for h in a["results"]]
+        plan: dict[str, list[int]] = {}
+        for hit in hits[: self.docs_to_open]:
+            pages = plan.setdefault(hit["doc_id"], [])
+            sections = hit["matching_sections"] or [{"start_page": 1, "end_page": 1}]
+            for section in sections[: self.sections_to_read]:
+                last = min(section["end_page"], section["start_page"] + self.pages_per_section - 1)
+                room = self.page_cap - len(pages)
+                new = [p for p in range(section["start_page"], last + 1) if p not in pages]
+                pages.extend(new[:room])
+        calls = [("get_page_content", {"doc_id": d, "pages": p}) for d, p in plan.items() if p]
+        if not calls:
+            return AIMessage(content=NO_DOCUMENTS if not hits else self._answer(view))
+        return self._calls(view, calls)
+
     def _calls(self, view: Conversation, calls: list[tuple[str, dict[str, Any]]]) -> AIMessage:
         tool_calls = [
             {
@@ -201,7 +226,7 @@ class NavigatorChatModel(BaseChatModel):
         if not candidates:
             return []
         texts = [f"{n['title']}. {n['summary']}" for _, n in candidates]
-        scores = _relevance(view.question, texts)
+        scores = relevance(view.question, texts)
         leaf_bonus = [0.02 if n["end_page"] - n["start_page"] < 4 else 0.0 for _, n in candidates]
         order = np.argsort(-(scores + np.array(leaf_bonus)), kind="stable")
         plan: dict[str, list[int]] = {}
@@ -221,26 +246,41 @@ class NavigatorChatModel(BaseChatModel):
 
     # -- answering -----------------------------------------------------------------------
     def _answer(self, view: Conversation) -> str:
-        labels = _labels(view)
-        sentences = [
-            (artifact["doc_id"], page["page"], sentence)
+        pages = [
+            (artifact["doc_id"], page["page"], page["text"])
             for artifact in view.artifacts("get_page_content")
             for page in artifact["pages"]
-            for sentence in _sentences(page["text"])
         ]
-        if not sentences:
-            return f"{EXTRACTIVE_NOTE}\nNothing relevant was found in the pages that could be read."
-        scores = _relevance(view.question, [s for _, _, s in sentences])
-        picked: list[str] = []
-        for index in np.argsort(-scores, kind="stable"):
-            doc_id, page, sentence = sentences[int(index)]
-            if any(sentence == p.split(" (")[0] for p in picked):
-                continue
-            label = labels.get(doc_id, "Anon., n.d.")
-            picked.append(f"{sentence} ({label}, {doc_id}, p.{page})")
-            if len(picked) == self.answer_sentences:
-                break
-        return EXTRACTIVE_NOTE + "\n" + "\n".join(f"- {p}" for p in picked)
+        return extractive_answer(view.question, pages, _labels(view), self.answer_sentences)
+
+
+def extractive_answer(
+    question: str,
+    pages: list[tuple[str, int, str]],
+    labels: dict[str, str],
+    sentences_wanted: int = 3,
+) -> str:
+    """The sentences of the read pages that best match the question, each cited to its page.
+
+    ``pages`` are (doc_id, page, text) in reading order; ``labels`` give 'Author et al., Year'.
+    Every offline reader (the navigator and the other strategies) answers this way.
+    """
+    sentences = [
+        (doc_id, page, sentence) for doc_id, page, text in pages for sentence in _sentences(text)
+    ]
+    if not sentences:
+        return f"{EXTRACTIVE_NOTE}\nNothing relevant was found in the pages that could be read."
+    scores = relevance(question, [s for _, _, s in sentences])
+    picked: list[str] = []
+    for index in np.argsort(-scores, kind="stable"):
+        doc_id, page, sentence = sentences[int(index)]
+        if any(sentence == p.split(" (")[0] for p in picked):
+            continue
+        label = labels.get(doc_id, "Anon., n.d.")
+        picked.append(f"{sentence} ({label}, {doc_id}, p.{page})")
+        if len(picked) == sentences_wanted:
+            break
+    return EXTRACTIVE_NOTE + "\n" + "\n".join(f"- {p}" for p in picked)
 
 
 def _labels(view: Conversation) -> dict[str, str]:
@@ -261,7 +301,7 @@ def _sentences(page_text: str) -> list[str]:
     return [s for s in SENTENCE.split(text) if 6 <= len(s.split()) <= 60]
 
 
-def _relevance(question: str, texts: list[str]) -> np.ndarray:
+def relevance(question: str, texts: list[str]) -> np.ndarray:
     """Lexical (idf-weighted overlap) plus dense cosine relevance of texts to the question.
 
     Dense scoring is the expensive part on a CPU, so only the lexically best DENSE_POOL texts

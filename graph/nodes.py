@@ -8,6 +8,7 @@ error ToolMessages rather than run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -20,8 +21,10 @@ from langgraph.types import Command
 from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
-from graph.models import agent_model
+from graph.models import agent_model, configured_model
 from graph.state import AgentState, Step
+from graph.strategies import runner
+from graph.strategies.base import Recorder, StrategyRequest, Usage
 from store.catalog import open_catalog
 from store.search_engine import SearchFilters, engine_for
 from tools.schemas import TOOL_LAYERS, openai_tool_specs
@@ -35,14 +38,36 @@ NO_ANSWER = (
 )
 
 
+DISABLED_TOOLS: dict[str, frozenset[str]] = {
+    "no-tree": frozenset({"get_document_tree", "search_within_paper"}),
+    "no-vector": frozenset({"search_documents", "get_paper_metadata"}),
+}
+"""Tools an ablation takes away from the agent (``no-gates`` keeps them all, without gates)."""
+
+
 def _toolbox(context: AgentContext, state: AgentState) -> Toolbox:
     scope = SearchScope.from_input(state.get("doc_ids"), state.get("filters"))
     catalog = open_catalog(Path(context.library))
-    return Toolbox(catalog, gates_on=context.gates, page_cap=context.page_cap, scope=scope)
+    return Toolbox(
+        catalog,
+        gates_on=context.gates_on,
+        page_cap=context.page_cap,
+        scope=scope,
+        disabled=DISABLED_TOOLS.get(context.strategy, frozenset()),
+    )
 
 
-def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["model_turn"]]:
-    """Open the conversation: system prompt with corpus statistics, then the question."""
+def allowed_tools(context: AgentContext) -> list[str]:
+    """The tools the model is offered under the run's strategy."""
+    disabled = DISABLED_TOOLS.get(context.strategy, frozenset())
+    return [name for name in TOOL_LAYERS if name not in disabled]
+
+
+def prepare(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Command[Literal["model_turn", "strategy"]]:
+    """Open the conversation: system prompt with corpus statistics, then the question; then the
+    agent loop, or the ``strategy`` node for strategies that run their own retrieval."""
     context = runtime.context
     question = state.get("question", "").strip()
     doc_ids = list(state.get("doc_ids") or [])
@@ -54,28 +79,65 @@ def prepare(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Litera
         limits = ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
         content += f"\n\nDocument search is limited to: {limits}."
     opening = [] if state.get("messages") else [SystemMessage(_system_prompt(context))]
+    trajectory = list(state.get("trajectory") or [])
+    kwargs: dict[str, Any] = {"doc_ids": doc_ids}
+    if context.strategy == "no-vector":
+        trees = _all_trees(context, state, len(trajectory) + 1)
+        content += "\n\n" + trees.text
+        kwargs["trees"] = trees.artifact["trees"]
+        trajectory.append(trees.step)
     # A question on an existing thread continues its conversation and trajectory; the budget
     # counters start afresh for every question.
     update: dict[str, Any] = {
-        "messages": [*opening, HumanMessage(content, additional_kwargs={"doc_ids": doc_ids})],
-        "layer": 0,
+        "messages": [*opening, HumanMessage(content, additional_kwargs=kwargs)],
+        "layer": 1 if context.strategy == "no-vector" else 0,
         "model_turns": 0,
         "tool_calls": 0,
-        "trajectory": list(state.get("trajectory") or []),
+        "trajectory": trajectory,
         "pages_read": dict(state.get("pages_read") or {}),
         "citation_retries": 0,
         "citations": [],
         "answer": "",
         "status": "running",
+        "strategy": context.strategy,
+        "usage": {},
     }
-    return Command(goto="model_turn", update=update)
+    return Command(goto="model_turn" if context.uses_agent_loop else "strategy", update=update)
+
+
+@dataclass
+class _Trees:
+    text: str
+    artifact: dict[str, Any]
+    step: Step
+
+
+def _all_trees(context: AgentContext, state: AgentState, seq: int) -> _Trees:
+    """The ``no-vector`` ablation: with no document search, the model starts from the trees
+    of every document in scope, all in its first message (recorded as one layer-1 step)."""
+    toolbox = _toolbox(context, state)
+    request = StrategyRequest("", toolbox.scope, context, toolbox.catalog, None)
+    results = [toolbox.call("get_document_tree", {"doc_id": d}) for d in request.scoped_doc_ids()]
+    text = "Section trees of every document in the library:\n\n" + "\n\n".join(
+        r.text for r in results
+    )
+    artifact = {"trees": [r.artifact for r in results if r.ok]}
+    step = _step(
+        seq,
+        {"name": "get_document_tree", "args": {"doc_id": "*"}},
+        ToolResult(content=text, artifact=artifact),
+        1,
+    )
+    return _Trees(text, artifact, step)
 
 
 def _system_prompt(context: AgentContext) -> str:
     """The system prompt with statistics from the search engine's in-memory document table
     (no per-document file reads on every question)."""
     documents = engine_for(open_catalog(Path(context.library))).documents(SearchFilters())
-    return prompts.system_prompt(documents, context.max_tool_calls, context.page_cap)
+    return prompts.system_prompt(
+        documents, context.max_tool_calls, context.page_cap, context.strategy
+    )
 
 
 ModelFactory = Callable[[AgentContext], BaseChatModel]
@@ -91,7 +153,8 @@ def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
         state: AgentState, runtime: Runtime[AgentContext]
     ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
         """One model call; route its tool calls to the node of the deepest layer they touch."""
-        model = model_factory(runtime.context).bind_tools(openai_tool_specs())
+        tools = openai_tool_specs(allowed_tools(runtime.context))
+        model = model_factory(runtime.context).bind_tools(tools)
         return _model_turn(state, runtime.context, model)
 
     return model_turn
@@ -107,7 +170,9 @@ def _model_turn(
         detail = str(exc).splitlines()[0] if str(exc) else ""
         reason = f"the model call failed: {type(exc).__name__}: {detail}"
         return Command(goto="finish", update={"model_turns": turns, "status": f"failed: {reason}"})
-    update: dict[str, Any] = {"messages": [reply], "model_turns": turns}
+    usage = Usage(**(state.get("usage") or {}))
+    usage.add(state["messages"], reply)
+    update: dict[str, Any] = {"messages": [reply], "model_turns": turns, "usage": usage.as_dict()}
     calls = _requested_calls(reply)
     if not calls:
         return Command(goto="finish", update=update)
@@ -222,6 +287,38 @@ def nudge(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal[
     return Command(goto="model_turn", update={"messages": [HumanMessage(note, name="budget")]})
 
 
+def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["finish"]]:
+    """A strategy with its own retrieval (see ``graph.strategies``): run it, keep its steps."""
+    context = runtime.context
+    toolbox = _toolbox(context, state)
+    recorder = Recorder(
+        steps=list(state.get("trajectory") or []),
+        pages_read={d: list(p) for d, p in (state.get("pages_read") or {}).items()},
+    )
+    request = StrategyRequest(
+        question=state.get("question", "").strip(),
+        scope=toolbox.scope,
+        context=context,
+        catalog=toolbox.catalog,
+        model=configured_model(context),
+        recorder=recorder,
+    )
+    outcome = runner(context.strategy)(request)
+    new_steps = len(recorder.steps) - len(state.get("trajectory") or [])
+    return Command(
+        goto="finish",
+        update={
+            "messages": [AIMessage(outcome.answer)] if outcome.answer else [],
+            "trajectory": recorder.steps,
+            "pages_read": recorder.pages_read,
+            "tool_calls": new_steps,
+            "model_turns": recorder.usage.model_calls,
+            "usage": recorder.usage.as_dict(),
+            "status": "running" if outcome.status == "answered" else outcome.status,
+        },
+    )
+
+
 def finish(
     state: AgentState, runtime: Runtime[AgentContext]
 ) -> Command[Literal["model_turn", "__end__"]]:
@@ -233,6 +330,7 @@ def finish(
     retries = state.get("citation_retries", 0)
     if (
         bad
+        and context.uses_agent_loop
         and retries < 1
         and state.get("model_turns", 0) < context.max_model_turns
         and _is_final(state)

@@ -49,8 +49,22 @@ BAD_CITATIONS = (
 )
 
 
-def system_prompt(documents: list[DocumentInfo], max_tool_calls: int, page_cap: int) -> str:
-    """The system prompt with corpus statistics filled in."""
+ABLATION_NOTES = {
+    "no-tree": (
+        "\n\nThis run has no section-tree tools (get_document_tree, search_within_paper): "
+        "choose pages from the page ranges of the sections that search results name."
+    ),
+    "no-vector": (
+        "\n\nThis run has no document search (search_documents, get_paper_metadata): the "
+        "section trees of every document are in the question message; choose pages from them."
+    ),
+}
+
+
+def system_prompt(
+    documents: list[DocumentInfo], max_tool_calls: int, page_cap: int, strategy: str = "vectree"
+) -> str:
+    """The system prompt with corpus statistics filled in (and what an ablation removed)."""
     years = sorted(d.year for d in documents if d.year)
     year_range = f"{years[0]}–{years[-1]}" if years else "in unknown years"
     venues = Counter(d.venue for d in documents if d.venue)
@@ -62,4 +76,4 @@ def system_prompt(documents: list[DocumentInfo], max_tool_calls: int, page_cap: 
         venues=top,
         page_cap=page_cap,
         max_tool_calls=max_tool_calls,
-    )
+    ) + ABLATION_NOTES.get(strategy, "")

@@ -6,7 +6,7 @@ is plain JSON so a checkpoint can be read without this code.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -24,6 +24,7 @@ class Step(TypedDict):
     payload_tokens: int
     pages: list[int]
     doc_id: str | None
+    disclosed: NotRequired[dict[str, list[int]]]  # pages of several documents (passage search)
 
 
 class Citation(TypedDict):
@@ -44,11 +45,14 @@ class AgentInput(TypedDict, total=False):
 
 
 class AgentOutput(TypedDict, total=False):
-    """What a caller gets back."""
+    """What a caller gets back (with how the run ended and what it cost)."""
 
     answer: str
     citations: list[Citation]
     trajectory: list[Step]
+    strategy: str
+    status: str
+    usage: dict[str, Any]
 
 
 class AgentState(AgentInput, AgentOutput, total=False):
@@ -60,4 +64,3 @@ class AgentState(AgentInput, AgentOutput, total=False):
     tool_calls: int
     pages_read: dict[str, list[int]]
     citation_retries: int
-    status: str

@@ -41,6 +41,7 @@ __all__ = [
     "dense_embedder",
     "ensure_minilm_onnx",
     "sparse_embedder",
+    "token_offsets",
     "truncate_to_tokens",
 ]
 
@@ -531,6 +532,11 @@ def _tokenizer() -> Tokenizer:
 def count_tokens(text: str) -> int:
     """Number of MiniLM word-piece tokens in `text`, excluding [CLS]/[SEP]."""
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+
+
+def token_offsets(text: str) -> list[tuple[int, int]]:
+    """Character span of every MiniLM word-piece token of `text` (for token-sized chunks)."""
+    return list(_tokenizer().encode(text, add_special_tokens=False).offsets)
 
 
 def truncate_to_tokens(text: str, max_tokens: int) -> str:

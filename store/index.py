@@ -114,16 +114,20 @@ class StructuralIndex:
         if self.client.collection_exists(self.collection):
             self._check_model()
             return
+        self.create_hybrid_collection(self.client, self.collection)
+        if self.settings.qdrant_url:  # local mode has no payload indexes (it warns)
+            for field, schema in PAYLOAD_INDEXES.items():
+                self.client.create_payload_index(self.collection, field, field_schema=schema)
+
+    def create_hybrid_collection(self, client: QdrantClient, name: str) -> None:
+        """A collection with this index's dense vector (cosine) and a BM25 vector (IDF)."""
         dim = len(self.embed_dense(["dimension probe"])[0])
-        self.client.create_collection(
-            self.collection,
+        client.create_collection(
+            name,
             vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata={"embedding_model": self.settings.embedding_model},
         )
-        if self.settings.qdrant_url:  # local mode has no payload indexes (it warns)
-            for field, schema in PAYLOAD_INDEXES.items():
-                self.client.create_payload_index(self.collection, field, field_schema=schema)
 
     def _check_model(self) -> None:
         info = self.client.get_collection(self.collection)
@@ -176,8 +180,16 @@ class StructuralIndex:
         )
 
     def delete_document(self, doc_id: str) -> None:
-        if self.client.collection_exists(self.collection):
-            self.client.delete(self.collection, points_selector=_doc_filter(doc_id), wait=True)
+        """Drop a document's points here and in the derived chunk collections
+        (``<collection>__<scheme>_chunks``)."""
+        derived = [
+            c.name
+            for c in self.client.get_collections().collections
+            if c.name.startswith(f"{self.collection}__")
+        ]
+        for name in [self.collection, *derived]:
+            if self.client.collection_exists(name):
+                self.client.delete(name, points_selector=_doc_filter(doc_id), wait=True)
 
     # -- reading -------------------------------------------------------------------------
     def count(self, doc_id: str | None = None, committed_only: bool = True) -> int:

@@ -185,6 +185,14 @@ class Library:
 
     def purge_trash(self, doc_id: str) -> None:
         shutil.rmtree(self.trash_dir / doc_id, ignore_errors=True)
+        self.forget_chunks(doc_id)
+
+    def forget_chunks(self, doc_id: str) -> None:
+        """Drop a removed document from the chunk stores' manifests (``chunks/*.json``)."""
+        for manifest in sorted((self.root / "chunks").glob("*.json")):
+            built = read_json(manifest)
+            if built.pop(doc_id, None) is not None:
+                write_json(manifest, built)
 
     def abandoned_staging(self) -> list[Path]:
         """Staging folders whose writer process is gone (killed mid-ingest)."""

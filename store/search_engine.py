@@ -190,7 +190,11 @@ def _section_info(payload: dict[str, Any]) -> SectionInfo | None:
 
 
 def _scroll(
-    client: QdrantClient, collection: str, flt: models.Filter | None, vectors: bool
+    client: QdrantClient,
+    collection: str,
+    flt: models.Filter | None,
+    vectors: bool,
+    payload: list[str] | bool = PAYLOAD_FIELDS,
 ) -> Iterator[models.Record]:
     """Every point matching ``flt``, page by page (a single scroll call is capped)."""
     offset: Any = None
@@ -200,7 +204,7 @@ def _scroll(
             scroll_filter=flt,
             limit=SCROLL_PAGE,
             offset=offset,
-            with_payload=PAYLOAD_FIELDS,
+            with_payload=payload,
             with_vectors=[DENSE, SPARSE] if vectors else False,
         )
         yield from points
@@ -281,7 +285,7 @@ def _contains(column: NDArray[np.str_], needle: str) -> BoolArray:
 
 # -- the matrix engine -----------------------------------------------------------------------------
 @dataclass
-class _Postings:
+class Postings:
     """A BM25 inverted index: for term ``terms[i]``, rows/values in ``starts[i]:starts[i+1]``."""
 
     terms: IntArray
@@ -290,6 +294,19 @@ class _Postings:
     values: FloatArray
     document_frequency: IntArray  # over every live point with a sparse vector, like Qdrant
     corpus_points: int
+
+    def bm25(self, query: SparseQuery, rows_total: int) -> tuple[FloatArray, BoolArray]:
+        """BM25 of every row (Qdrant's IDF × stored term weights) and which rows share a term."""
+        scores = np.zeros(rows_total, dtype=np.float32)
+        touched = np.zeros(rows_total, dtype=bool)
+        for term, weight in zip(query.indices.tolist(), query.values.tolist(), strict=True):
+            rows, values, df = self.lookup(term)
+            if not len(rows):
+                continue
+            idf = float(qdrant_idf(np.array(df), self.corpus_points))
+            scores[rows] += np.float32(weight * idf) * values  # a term occurs once per row
+            touched[rows] = True
+        return scores, touched
 
     def lookup(self, term: int) -> tuple[IntArray, FloatArray, int]:
         """Rows and weights of one term among committed rows, and its collection-wide df."""
@@ -301,7 +318,7 @@ class _Postings:
 
 
 @dataclass
-class _Rows:
+class Rows:
     """Committed points as pulled from Qdrant (any order), plus collection-wide term counts."""
 
     payloads: list[dict[str, Any]]
@@ -311,7 +328,7 @@ class _Rows:
     sparse_points: int  # how many such points (Qdrant's N for IDF)
 
     @classmethod
-    def from_records(cls, records: Iterable[models.Record]) -> _Rows:
+    def from_records(cls, records: Iterable[models.Record]) -> Rows:
         """From scrolled records; uncommitted points count for IDF but are not searchable."""
         payloads: list[dict[str, Any]] = []
         dense: list[list[float]] = []
@@ -332,7 +349,19 @@ class _Rows:
         return cls(payloads, _matrix(dense), sparse, _concat(terms), len(terms))
 
     @classmethod
-    def from_local(cls, client: QdrantClient, collection: str) -> _Rows | None:
+    def load(
+        cls, client: QdrantClient, collection: str, payload: list[str] | bool = PAYLOAD_FIELDS
+    ) -> Rows:
+        """Every committed point (local-mode arrays when possible, else a paged scroll)."""
+        if not client.collection_exists(collection):
+            return cls([], _matrix([]), [], _ints(), 0)
+        rows = cls.from_local(client, collection)
+        if rows is None:
+            rows = cls.from_records(_scroll(client, collection, None, True, payload))
+        return rows
+
+    @classmethod
+    def from_local(cls, client: QdrantClient, collection: str) -> Rows | None:
         """Straight from a local-mode collection's arrays; ``None`` if they are not as expected.
 
         Scrolling 90,000 points through local mode copies every vector into Python lists and
@@ -388,7 +417,7 @@ class MatrixEngine:
     row_is_section: BoolArray
     sections: list[SectionInfo | None]
     matrix: FloatArray
-    postings: _Postings
+    postings: Postings
     version: str = ""
     load_seconds: float = 0.0
     name: str = field(default="matrix", init=False)
@@ -397,17 +426,12 @@ class MatrixEngine:
     def load(cls, client: QdrantClient, collection: str, version: str = "") -> MatrixEngine:
         """Read every point once (local-mode arrays when possible, else a paged scroll)."""
         started = time.perf_counter()
-        if not client.collection_exists(collection):
-            return cls.from_rows(_Rows([], _matrix([]), [], _ints(), 0), version)
-        rows = _Rows.from_local(client, collection)
-        if rows is None:
-            rows = _Rows.from_records(_scroll(client, collection, None, vectors=True))
-        engine = cls.from_rows(rows, version)
+        engine = cls.from_rows(Rows.load(client, collection), version)
         engine.load_seconds = time.perf_counter() - started
         return engine
 
     @classmethod
-    def from_rows(cls, rows: _Rows, version: str = "") -> MatrixEngine:
+    def from_rows(cls, rows: Rows, version: str = "") -> MatrixEngine:
         """Sort rows by document (document entry first, then sections) and build the arrays."""
         order = sorted(range(len(rows.payloads)), key=lambda i: _row_key(rows.payloads[i]))
         payloads = [rows.payloads[i] for i in order]
@@ -415,16 +439,14 @@ class MatrixEngine:
         for payload in payloads:
             infos.setdefault(str(payload["doc_id"]), _document_info(payload))
         table = _DocumentTable(list(infos.values()))
-        dense = rows.dense[order] if order else rows.dense
-        norms = np.linalg.norm(dense, axis=1, keepdims=True)
-        matrix = (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        matrix = unit_rows(rows.dense[order] if order else rows.dense)
         return cls(
             table=table,
             row_doc=table.position(str(p["doc_id"]) for p in payloads) if payloads else _ints(),
             row_is_section=np.array([p.get("entry_type") == "section" for p in payloads], bool),
             sections=[_section_info(p) for p in payloads],
             matrix=matrix,
-            postings=_postings([rows.sparse[i] for i in order], rows),
+            postings=build_postings([rows.sparse[i] for i in order], rows),
             version=version,
         )
 
@@ -447,24 +469,10 @@ class MatrixEngine:
         return mask
 
     def dense_scores(self, query: FloatArray) -> FloatArray:
-        """Cosine similarity of every row to the query (rows are unit length)."""
-        q = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        return np.asarray(self.matrix @ (q / norm if norm > 0 else q), dtype=np.float32)
+        return cosine_scores(self.matrix, query)
 
     def bm25_scores(self, query: SparseQuery) -> tuple[FloatArray, BoolArray]:
-        """BM25 of every row (Qdrant's IDF × stored term weights) and which rows share a term."""
-        scores = np.zeros(len(self.row_doc), dtype=np.float32)
-        touched = np.zeros(len(self.row_doc), dtype=bool)
-        corpus = self.postings.corpus_points
-        for term, weight in zip(query.indices.tolist(), query.values.tolist(), strict=True):
-            rows, values, df = self.postings.lookup(term)
-            if not len(rows):
-                continue
-            idf = float(qdrant_idf(np.array(df), corpus))
-            scores[rows] += np.float32(weight * idf) * values  # a term occurs once per row
-            touched[rows] = True
-        return scores, touched
+        return self.postings.bm25(query, len(self.row_doc))
 
     def candidates(
         self, dense: FloatArray, sparse: SparseQuery, filters: SearchFilters, depth: int
@@ -491,6 +499,19 @@ class MatrixEngine:
         )
 
 
+def cosine_scores(matrix: FloatArray, query: FloatArray) -> FloatArray:
+    """Cosine similarity of every row to the query (rows are unit length)."""
+    q = np.asarray(query, dtype=np.float32)
+    norm = float(np.linalg.norm(q))
+    return np.asarray(matrix @ (q / norm if norm > 0 else q), dtype=np.float32)
+
+
+def unit_rows(dense: FloatArray) -> FloatArray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(dense, axis=1, keepdims=True)
+    return (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
 def _ints() -> IntArray:
     return np.zeros(0, dtype=np.int64)
 
@@ -504,12 +525,12 @@ def _row_key(payload: dict[str, Any]) -> tuple[str, int, str]:
     )
 
 
-def _postings(vectors: Sequence[tuple[IntArray, FloatArray]], rows: _Rows) -> _Postings:
+def build_postings(vectors: Sequence[tuple[IntArray, FloatArray]], rows: Rows) -> Postings:
     """Invert the committed rows' sparse vectors; df counted over every live point (Qdrant)."""
     lengths = np.array([len(indices) for indices, _ in vectors], dtype=np.int64)
     if not len(lengths) or lengths.sum() == 0:
         terms = _ints()
-        return _Postings(terms, np.zeros(1, np.int64), _ints(), np.zeros(0, np.float32), terms, 0)
+        return Postings(terms, np.zeros(1, np.int64), _ints(), np.zeros(0, np.float32), terms, 0)
     indices = np.concatenate([indices for indices, _ in vectors])
     values = np.concatenate([values for _, values in vectors])
     row_ids = np.repeat(np.arange(len(vectors), dtype=np.int64), lengths)
@@ -519,7 +540,7 @@ def _postings(vectors: Sequence[tuple[IntArray, FloatArray]], rows: _Rows) -> _P
     known, counts = np.unique(rows.every_term, return_counts=True)
     at = np.minimum(np.searchsorted(known, terms), max(len(known) - 1, 0))
     frequency = counts[at] if len(known) else np.zeros(len(terms), np.int64)
-    return _Postings(
+    return Postings(
         terms=terms.astype(np.int64),
         starts=np.append(starts, len(indices)).astype(np.int64),
         rows=row_ids,

@@ -48,10 +48,13 @@ def short_venue(venue: str) -> str:
     return words(core, VENUE_WORDS)
 
 
-def search_line(rank: int, hit: dict[str, Any]) -> str:
-    """One search result in roughly 50 tokens."""
+def search_line(rank: int, hit: dict[str, Any], section_pages: bool = False) -> str:
+    """One search result in roughly 50 tokens (plus the sections' page ranges when the tree
+    layer is ablated and search results are the only way to pages)."""
     sections = "; ".join(
-        words(s["title"], SECTION_TITLE_WORDS) for s in hit["matching_sections"][:2]
+        words(s["title"], SECTION_TITLE_WORDS)
+        + (f" p.{s['start_page']}-{s['end_page']}" if section_pages else "")
+        for s in hit["matching_sections"][: 3 if section_pages else 2]
     )
     venue = f" | {short_venue(hit['venue'])}" if hit.get("venue") else ""
     return (

@@ -86,8 +86,10 @@ class Toolbox:
         gates_on: bool = True,
         page_cap: int = MAX_PAGES_PER_CALL,
         scope: SearchScope | None = None,
+        disabled: frozenset[str] = frozenset(),
     ) -> None:
         self.catalog = catalog
+        self.disabled = disabled
         self.library = catalog.library
         self.gates_on = gates_on
         self.page_cap = page_cap
@@ -102,9 +104,10 @@ class Toolbox:
     def call(self, name: str, args: Any) -> ToolResult:
         """Validate and run one tool call; every problem becomes an error result."""
         schema = TOOL_SCHEMAS.get(name)
-        if schema is None:
-            known = ", ".join(TOOL_LAYERS)
-            return failure(f"unknown tool {name!r}. Available tools: {known}.")
+        available = [tool for tool in TOOL_LAYERS if tool not in self.disabled]
+        if schema is None or name in self.disabled:
+            what = f"tool {name!r} is off in this run" if schema else f"unknown tool {name!r}"
+            return failure(f"{what}. Available tools: {', '.join(available)}.")
         if not isinstance(args, dict):
             return failure(
                 f"arguments for {name} must be a JSON object, got {type(args).__name__}."
@@ -157,7 +160,11 @@ class Toolbox:
                 content=f'No documents match {query!r}. Try other words, fewer filters, or "*".',
                 artifact={"results": []},
             )
-        lines = [formatting.search_line(rank, hit) for rank, hit in enumerate(hits, start=1)]
+        with_pages = "get_document_tree" in self.disabled  # pages come from search results
+        lines = [
+            formatting.search_line(rank, hit, section_pages=with_pages)
+            for rank, hit in enumerate(hits, start=1)
+        ]
         return ToolResult(content="\n".join(lines), artifact={"results": hits})
 
     def _get_paper_metadata(self, doc_id: str) -> ToolResult:

@@ -22,7 +22,7 @@ from store.search_engine import (
     SearchFilters,
     SectionInfo,
     SparseQuery,
-    _Rows,
+    Rows,
     _scroll,
     engine_for,
     qdrant_idf,
@@ -400,10 +400,10 @@ def test_matrix_bm25_is_qdrant_idf_times_the_stored_weights() -> None:
 def test_local_arrays_and_a_scroll_load_the_same_engine() -> None:
     client = QdrantClient(":memory:")
     tiny_collection(client)
-    local = _Rows.from_local(client, COLLECTION)
+    local = Rows.from_local(client, COLLECTION)
     assert local is not None
     fast = MatrixEngine.from_rows(local)
-    slow = MatrixEngine.from_rows(_Rows.from_records(_scroll(client, COLLECTION, None, True)))
+    slow = MatrixEngine.from_rows(Rows.from_records(_scroll(client, COLLECTION, None, True)))
     assert fast.row_doc.tolist() == slow.row_doc.tolist() and len(fast.row_doc) == 12 * 4 - 1
     assert fast.row_is_section.tolist() == slow.row_is_section.tolist()
     assert fast.sections == slow.sections and fast.table.infos == slow.table.infos

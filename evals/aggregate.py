@@ -1,0 +1,96 @@
+"""Per-question scores of several strategies and seeds, summarised with bootstrap intervals.
+
+Questions, not runs, are the unit of sampling: a question's seeds are averaged first, so a
+question answered under three seeds weighs as much as one answered under one, and the
+interval reflects which questions were asked rather than generation noise. Seed-level means
+are kept beside it so run-to-run spread stays visible.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+from evals.metrics import bootstrap_ci
+
+Record = Mapping[str, Any]
+
+
+def aggregate(records: Iterable[Record], seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Summary per strategy, in the order strategies first appear.
+
+    Each record is ``{"strategy", "seed", "qid", "scores": {metric: float | None},
+    "judge_failures": {metric: reason}}``. Per strategy the result is::
+
+        {"questions": distinct qids,
+         "metrics": {metric: {"mean", "ci95": [low, high], "n"} or None},
+         "per_seed": {seed (str): {metric: mean or None}},
+         "judge_failures": {metric: count}}
+
+    ``mean`` is the mean over questions of each question's seed-averaged value, ``n`` the
+    number of questions with at least one value, ``ci95`` a 95% percentile bootstrap over
+    those questions. A metric appears with None when it was named but never computed (e.g.
+    every judgment failed). Seed keys are strings so the result survives a JSON round trip.
+    """
+    by_strategy: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_strategy[str(record["strategy"])].append(record)
+    return {name: _summarise(rows, seed) for name, rows in by_strategy.items()}
+
+
+def _summarise(records: Sequence[Record], seed: int) -> dict[str, Any]:
+    names = _metric_names(records)
+    failures = Counter(m for r in records for m in r.get("judge_failures") or {})
+    return {
+        "questions": len({str(r["qid"]) for r in records}),
+        "metrics": {m: _interval(_question_means(records, m), seed) for m in names},
+        "per_seed": _seed_means(records, names),
+        "judge_failures": {m: failures[m] for m in names if failures[m]},
+    }
+
+
+def _metric_names(records: Sequence[Record]) -> list[str]:
+    """Every metric named in scores or failures, in first-seen order."""
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record.get("scores") or {}))
+        names.update(dict.fromkeys(record.get("judge_failures") or {}))
+    return list(names)
+
+
+def _values(records: Iterable[Record], metric: str) -> list[float]:
+    scores = (r.get("scores") or {} for r in records)
+    return [float(s[metric]) for s in scores if s.get(metric) is not None]
+
+
+def _question_means(records: Sequence[Record], metric: str) -> list[float]:
+    by_question: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_question[str(record["qid"])].append(record)
+    means = (_values(rows, metric) for rows in by_question.values())
+    return [fmean(values) for values in means if values]
+
+
+def _interval(values: list[float], seed: int) -> dict[str, Any] | None:
+    estimate = bootstrap_ci(values, seed=seed)
+    if estimate is None:
+        return None
+    mean, low, high = estimate
+    return {"mean": mean, "ci95": [low, high], "n": len(values)}
+
+
+def _seed_means(records: Sequence[Record], names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    by_seed: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_seed[str(record["seed"])].append(record)
+    return {
+        seed: {m: fmean(v) if (v := _values(rows, m)) else None for m in names}
+        for seed, rows in sorted(by_seed.items(), key=lambda item: _seed_order(item[0]))
+    }
+
+
+def _seed_order(seed: str) -> tuple[int, int | str]:
+    """Numeric seeds in numeric order, any others after them by name."""
+    return (0, int(seed)) if seed.lstrip("-").isdigit() else (1, seed)
