@@ -41,9 +41,11 @@ from evals.metrics import option_letter
 from evals.report import write_report
 from evals.scoring import QuestionContext, RunOutput, score_run
 from graph.context import AgentContext
+from graph.strategies import CHUNK_SCHEMES
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import open_catalog
+from store.chunks import ChunkStore
 
 DATASETS = ("qasper", "litqa2", "financebench", "mosaic")
 SETTINGS = ("gold-paper", "corpus")
@@ -149,6 +151,23 @@ def question_text(question: EvalQuestion) -> str:
     return f"{question.question}\n\nOptions:\n{listing}\nAnswer with the letter of one option."
 
 
+def _prepare_chunk_stores(config: EvalConfig, doc_ids: list[str], progress: bool) -> None:
+    """Chunk and embed up front what the chunk-based strategies will search (with a progress
+    bar), instead of inside the first runs that touch each document."""
+    catalog = open_catalog(config.library)
+    for scheme in sorted({CHUNK_SCHEMES[s] for s in config.strategies if s in CHUNK_SCHEMES}):
+        store = ChunkStore(catalog, scheme)
+        missing = store.missing(doc_ids)
+        with tqdm(
+            total=len(missing),
+            desc=f"{scheme} chunks",
+            unit="doc",
+            disable=not progress or not missing,
+            file=sys.stderr,
+        ) as bar:
+            store.ensure(missing, progress=bar.update)
+
+
 def run_question(
     graph: Any, question: EvalQuestion, doc_ids: list[str], context: AgentContext
 ) -> RunOutput:
@@ -193,6 +212,7 @@ def run_eval(config: EvalConfig, progress: bool = True) -> dict[str, Any]:
         for q in questions
         if q not in runnable
     ]
+    _prepare_chunk_stores(config, sorted(set(keys.values())), progress)
     records_path = config.out / QUESTIONS_FILE
     done = {_run_key(r["strategy"], r["seed"], r["qid"]) for r in finished_runs(records_path)}
     judge = _judge()

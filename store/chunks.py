@@ -103,6 +103,7 @@ class _Token:
     page: int
     start: int
     end: int
+    word_start: bool
 
 
 def _tokens(pages: Iterable[tuple[int, str]]) -> tuple[list[_Token], dict[int, str]]:
@@ -111,7 +112,10 @@ def _tokens(pages: Iterable[tuple[int, str]]) -> tuple[list[_Token], dict[int, s
     texts: dict[int, str] = {}
     for page, text in pages:
         texts[page] = text
-        tokens.extend(_Token(page, start, end) for start, end in token_offsets(text))
+        previous_end = -1
+        for start, end in token_offsets(text):
+            tokens.append(_Token(page, start, end, start != previous_end))
+            previous_end = end
     return tokens, texts
 
 
@@ -126,20 +130,32 @@ def _window(tokens: list[_Token], texts: dict[int, str]) -> tuple[tuple[int, str
     return tuple(segments)
 
 
-def _windows(size: int, overlap: int, total: int) -> list[tuple[int, int]]:
-    """[start, end) token windows of ``size`` advancing by ``size - overlap``; the last one
-    ends at ``total`` (a short tail is merged into the previous window's overlap)."""
-    if total == 0:
-        return []
-    step = size - overlap
-    spans = []
+def _windows(size: int, overlap: int, word_starts: list[bool]) -> list[tuple[int, int]]:
+    """[start, end) token windows of at most ``size`` tokens, each next one starting
+    ``size - overlap`` tokens later; both ends snap back to word starts, so no window cuts a
+    word in two (unless a single word is longer than the window)."""
+    total = len(word_starts)
+    spans: list[tuple[int, int]] = []
     start = 0
-    while True:
-        end = min(start + size, total)
+    while start < total:
+        end = _snap(word_starts, min(start + size, total), start)
         spans.append((start, end))
         if end == total:
-            return spans
-        start += step
+            break
+        start = _snap(word_starts, end - overlap, start) if overlap else end
+    return spans
+
+
+def _snap(word_starts: list[bool], position: int, floor: int) -> int:
+    """The nearest word start in (floor, position]; failing that, the next one after
+    ``position`` (a word longer than the window), or the end."""
+    total = len(word_starts)
+    if position >= total:
+        return total
+    for at in range(position, floor, -1):
+        if word_starts[at]:
+            return at
+    return next((at for at in range(position + 1, total) if word_starts[at]), total)
 
 
 def dense_chunks(
@@ -151,7 +167,8 @@ def dense_chunks(
     """Flat overlapping passages over the whole document, across page boundaries."""
     tokens, texts = _tokens(enumerate(pages, start=1))
     chunks = []
-    for ordinal, (start, end) in enumerate(_windows(size, overlap, len(tokens))):
+    starts = [t.word_start for t in tokens]
+    for ordinal, (start, end) in enumerate(_windows(size, overlap, starts)):
         segments = _window(tokens[start:end], texts)
         if segments:
             chunks.append(Chunk(doc_id, ordinal, segments, end - start))
@@ -198,7 +215,7 @@ def node_chunks(
     chunks: list[Chunk] = []
     for node, node_pages in groups:
         tokens, texts = _tokens((p, pages[p - 1]) for p in node_pages)
-        for start, end in _windows(size, 0, len(tokens)):
+        for start, end in _windows(size, 0, [t.word_start for t in tokens]):
             segments = _window(tokens[start:end], texts)
             if segments:
                 chunks.append(

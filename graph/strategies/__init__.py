@@ -28,6 +28,16 @@ RUNNERS: dict[str, str] = {
     "search-o1": "graph.strategies.search_o1:run",
 }
 
+CHUNK_SCHEMES: dict[str, str] = {
+    "dense": "dense",
+    "dense-rerank": "dense",
+    "search-o1": "dense",
+    "raptor": "dense",
+    "rit": "rit",
+    "agentic-search": "rit",
+}
+"""The chunk store (``store.chunks``) a strategy searches; built per document on first use."""
+
 
 def runner(strategy: str) -> Runner:
     """The run function of a strategy that does not use the agent loop."""

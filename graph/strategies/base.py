@@ -149,16 +149,18 @@ class StrategyRequest:
         return author_label(list(meta.get("authors") or []), meta.get("year"))
 
     def scoped_doc_ids(self) -> list[str]:
-        """The documents this run may use: the caller's doc_ids, else every document."""
+        """The documents this run may use: the caller's doc_ids, else every document that
+        passes the caller's filters."""
         from store.search_engine import SearchFilters, engine_for
 
         scope = self.scope
+        if scope.doc_ids:
+            return [d for d in scope.doc_ids if self.catalog.library.has(d)]
         filters = SearchFilters(
             year_min=scope.year_min,
             year_max=scope.year_max,
             journal=scope.journal,
             author=scope.author,
-            doc_ids=frozenset(scope.doc_ids) if scope.doc_ids else None,
         )
         return [d.doc_id for d in engine_for(self.catalog).documents(filters)]
 
