@@ -196,6 +196,20 @@ def finished_runs(path: Path) -> Iterator[dict[str, Any]]:
             continue
 
 
+def _drop_torn_lines(path: Path) -> None:
+    """Rewrite the records file without a line a crash left half written, so appending
+    resumes on a clean line."""
+    if not path.is_file():
+        return
+    raw = path.read_text(encoding="utf-8")
+    kept = [json.dumps(record, ensure_ascii=False) for record in finished_runs(path)]
+    clean = "".join(line + "\n" for line in kept)
+    if clean != raw:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(clean, encoding="utf-8")
+        tmp.replace(path)
+
+
 def _run_key(strategy: str, seed: int, qid: str) -> tuple[str, int, str]:
     return (strategy, seed, qid)
 
@@ -214,6 +228,7 @@ def run_eval(config: EvalConfig, progress: bool = True) -> dict[str, Any]:
     ]
     _prepare_chunk_stores(config, sorted(set(keys.values())), progress)
     records_path = config.out / QUESTIONS_FILE
+    _drop_torn_lines(records_path)
     done = {_run_key(r["strategy"], r["seed"], r["qid"]) for r in finished_runs(records_path)}
     judge = _judge()
     scoring = QuestionContext(

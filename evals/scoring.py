@@ -60,11 +60,13 @@ def pages_disclosed(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]
 
 
 def documents_in_order(steps: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Documents in the order the run first touched them (the routing ranking of a run)."""
+    """The routing ranking of a run: documents in the order it first met them, whether a
+    document search ranked them (``found``), it opened them, or a passage search showed them."""
     order: dict[str, None] = {}
     for step in steps:
         if not step.get("ok"):
             continue
+        order.update(dict.fromkeys(str(d) for d in step.get("found") or []))
         if step.get("doc_id") and step.get("doc_id") != "*":
             order.setdefault(str(step["doc_id"]))
         order.update(dict.fromkeys(str(d) for d in step.get("disclosed") or {}))

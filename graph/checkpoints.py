@@ -64,7 +64,7 @@ def trace_record(thread_id: str, values: dict[str, Any]) -> dict[str, Any]:
             for key in ("seq", "layer", "tool", "args", "ok", "payload_tokens", "pages")
         }
         | {"doc_id": step.get("doc_id"), "error": step.get("error")}
-        | ({"disclosed": step["disclosed"]} if step.get("disclosed") else {})
+        | {key: step[key] for key in ("disclosed", "found") if step.get(key)}
         for step in values.get("trajectory", []) or []
     ]
     return {

@@ -245,7 +245,7 @@ def _execute(call: dict[str, Any], toolbox: Toolbox, over_budget: bool, budget: 
 def _step(seq: int, call: dict[str, Any], result: ToolResult, current_layer: int) -> Step:
     name = str(call.get("name") or "unknown")
     args = call.get("args")
-    return Step(
+    step = Step(
         seq=seq,
         layer=TOOL_LAYERS.get(name, current_layer),
         tool=name,
@@ -256,6 +256,10 @@ def _step(seq: int, call: dict[str, Any], result: ToolResult, current_layer: int
         pages=list(result.pages) if result.ok else [],
         doc_id=result.doc_id,
     )
+    hits = result.artifact.get("results") if result.ok else None
+    if hits:
+        step["found"] = [str(hit["doc_id"]) for hit in hits]
+    return step
 
 
 def layer0(

@@ -25,6 +25,7 @@ class Step(TypedDict):
     pages: list[int]
     doc_id: str | None
     disclosed: NotRequired[dict[str, list[int]]]  # pages of several documents (passage search)
+    found: NotRequired[list[str]]  # documents a document search returned, best first
 
 
 class Citation(TypedDict):

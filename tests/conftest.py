@@ -19,7 +19,14 @@ QASPER_FILE = SHARED_DATA / "qasper" / "qasper-test-v0.3.dev100.json"
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test may reach a real LLM or a Qdrant server configured in the caller's shell."""
-    for name in ("VECTREE_MODEL", "OPENAI_BASE_URL", "VECTREE_BASE_URL", "QDRANT_URL"):
+    for name in (
+        "VECTREE_MODEL",
+        "OPENAI_BASE_URL",
+        "VECTREE_BASE_URL",
+        "QDRANT_URL",
+        "VECTREE_JUDGE_MODEL",
+        "VECTREE_JUDGE_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 
 from graph.context import AgentContext
 from graph.state import Step
@@ -124,8 +125,8 @@ class Recorder:
         self.steps.append(step)
         return step
 
-    def ask(self, model: BaseChatModel, messages: list[BaseMessage]) -> AIMessage:
-        """One model call, with its tokens counted."""
+    def ask(self, model: Runnable[Any, Any], messages: list[BaseMessage]) -> AIMessage:
+        """One model call (a chat model, or one with tools bound), with its tokens counted."""
         reply = model.invoke(messages)
         self.usage.add(messages, reply)
         return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))

@@ -14,7 +14,15 @@ from evals.scoring import (
 from graph.navigator import EXTRACTIVE_NOTE
 
 STEPS = [
-    {"seq": 1, "layer": 0, "tool": "search_documents", "ok": True, "doc_id": None, "pages": []},
+    {
+        "seq": 1,
+        "layer": 0,
+        "tool": "search_documents",
+        "ok": True,
+        "doc_id": None,
+        "pages": [],
+        "found": ["dddd", "bbbb"],
+    },
     {"seq": 2, "layer": 1, "tool": "get_document_tree", "ok": True, "doc_id": "bbbb", "pages": []},
     {"seq": 3, "layer": 2, "tool": "get_page_content", "ok": True, "doc_id": "bbbb", "pages": [4]},
     {"seq": 4, "layer": 2, "tool": "get_page_content", "ok": False, "doc_id": "cccc", "pages": [9]},
@@ -35,7 +43,7 @@ def test_pages_read_are_those_successful_steps_disclosed_once_each() -> None:
 
 
 def test_routing_order_is_the_order_documents_were_first_touched() -> None:
-    assert documents_in_order(STEPS) == ["bbbb", "aaaa"]
+    assert documents_in_order(STEPS) == ["dddd", "bbbb", "aaaa"]
 
 
 def test_answer_text_drops_the_extractive_preamble_bullets_and_citations() -> None:
@@ -68,6 +76,7 @@ def test_a_qasper_run_is_scored_against_the_best_annotator_in_dataset_keys() -> 
     assert scores["answer_f1"] == 0.5  # "recall was 0.9" vs "0.9": P 1/3, R 1
     assert scores["evidence_f1_official"] == 2 * 0.5 * 1.0 / 1.5
     assert scores["tokens"] == 120
-    assert scores["routing_recall@1"] == 1.0
+    assert scores["routing_recall@1"] == 0.0  # the search ranked another document first
+    assert scores["routing_recall@5"] == 1.0
     assert scores["layer_adherence"] == 1.0
     assert "correct" not in scores  # no judge, no judged metric
