@@ -35,8 +35,10 @@ CHUNK_SCHEMES: dict[str, str] = {
     "raptor": "dense",
     "rit": "rit",
     "agentic-search": "rit",
+    "pageindex": "dense",
 }
-"""The chunk store (``store.chunks``) a strategy searches; built per document on first use."""
+"""The chunk store (``store.chunks``) a strategy searches (``pageindex`` only to choose
+documents in corpus mode); built per document on first use."""
 
 
 def runner(strategy: str) -> Runner:

@@ -1,0 +1,646 @@
+"""PageIndex-style tree search: a model walks a document's section tree the way a reader skims a
+table of contents, opening sections, reading the promising ones and following the
+cross-references they make, then answers from what it read.
+
+Each step the model sees a depth-limited outline (the top level always, and the sections on the
+path to its cursor expanded, like folders), what it has read, the cross-references found in that
+text with the sections they resolve to, and its remaining budget. It replies with one JSON action:
+``open`` (show a section's subsections), ``read`` (that section's pages, at most ``page_cap``),
+``back`` (up one level), ``jump`` (to the section a cross-reference names, e.g. "Appendix B") or
+``answer``. Every reply is validated (JSON, known action, existing node, visible or referenced,
+reads left); a bad one costs a step and the model is told exactly what was wrong. The search
+stops at MAX_STEPS steps or MAX_READS reads; then one answer call over the pages read ends it.
+
+Single document (the run is restricted to one): the model's own answer is the answer. Corpus
+(several documents in scope): the documents are chosen first by DocScore over the top passages
+of the ``dense`` chunk store ranked by cosine (see :func:`doc_scores`), the best TOP_DOCUMENTS
+are searched concurrently, each with its own log merged into the trajectory in rank order, and
+one answer call over everything the searches read writes a single cited answer.
+
+Offline policy (no model): a deterministic walker opens, level by level, the child whose title
+and summary best match the question (the navigator's lexical + dense relevance), reads the best
+leaf, follows one cross-reference of the read text whose target shares content words with the
+question, and answers with the extractive reader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from graph.navigator import SKIP_SECTIONS, content_words, relevance
+from graph.strategies.base import (
+    Passage,
+    Recorder,
+    StrategyOutcome,
+    StrategyRequest,
+    answer_from_passages,
+)
+from ingest.types import TreeNode
+
+MAX_STEPS = 12
+MAX_READS = 4
+TOP_DOCUMENTS = 3
+CHUNK_HITS = 30  # top passages DocScore is computed over
+DOC_SCHEME = "dense"
+SUMMARY_WORDS = 18
+OFFLINE_FOLLOWS = 1  # cross-references the offline walker follows after its first read
+
+ACTIONS = ("open", "read", "back", "jump", "answer")
+ACTION_LAYER = {"read": 2}  # every other action moves through the structure (layer 1)
+
+NAVIGATE_PROMPT = """You answer a question from one document by moving through its table of
+contents. Each turn shows the outline (top-level sections always, the sections on your path
+expanded), what you have read, cross-references found in it, and the budget left.
+Reply with exactly one JSON object:
+{"action": "open", "node_id": "0003"}   show a section's subsections
+{"action": "read", "node_id": "0003"}   read a section's pages (any section shown, or referenced)
+{"action": "back"}                      go up one level
+{"action": "jump", "ref": "Appendix B"} go to the section a cross-reference names
+{"action": "answer", "answer": "..."}   answer from what you read
+Titles and summaries only point the way: read before answering. After each claim cite the page
+it comes from as the page header shows it: (Author et al., Year, doc_id, p.N)."""
+
+
+MERGED_NOTE = (
+    "Other documents are searched as well and one answer over everything read is written "
+    'afterwards: once this document has given what it can, reply {"action": "answer"}.'
+)
+
+
+class InvalidAction(ValueError):
+    """A reply the search cannot carry out; the message tells the model what to do instead."""
+
+
+# -- the document ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DocumentTree:
+    """One document's section tree indexed by node id, with its pages and citation label."""
+
+    doc_id: str
+    title: str
+    label: str
+    roots: list[TreeNode]
+    pages: list[str]
+    nodes: dict[str, TreeNode] = field(default_factory=dict)  # depth-first order
+    parents: dict[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls, doc_id: str, title: str, label: str, roots: list[TreeNode], pages: list[str]
+    ) -> DocumentTree:
+        tree = cls(doc_id, title, label, roots, pages)
+        tree._index(roots, None)
+        return tree
+
+    @classmethod
+    def load(cls, request: StrategyRequest, doc_id: str) -> DocumentTree:
+        library = request.catalog.library
+        return cls.build(
+            doc_id,
+            library.record(doc_id)["title"],
+            request.label(doc_id),
+            library.tree(doc_id),
+            library.pages(doc_id),
+        )
+
+    def _index(self, children: list[TreeNode], parent: str | None) -> None:
+        for node in children:
+            self.nodes[node["node_id"]] = node
+            self.parents[node["node_id"]] = parent
+            self._index(node["nodes"], node["node_id"])
+
+    def children(self, node_id: str | None) -> list[TreeNode]:
+        return self.roots if node_id is None else self.nodes[node_id]["nodes"]
+
+    def path(self, node_id: str | None) -> list[str]:
+        """The node and its ancestors, top level first (empty at the document root)."""
+        chain: list[str] = []
+        while node_id is not None:
+            chain.append(node_id)
+            node_id = self.parents[node_id]
+        return chain[::-1]
+
+    def find(self, raw: object) -> str | None:
+        """The node a model means by ``raw``: the id as written, bracketed, or unpadded."""
+        text = str(raw).strip().strip("[]").strip()
+        if text in self.nodes:
+            return text
+        if text.isdigit() and self.nodes:
+            padded = text.zfill(len(next(iter(self.nodes))))
+            return padded if padded in self.nodes else None
+        return None
+
+    def node_pages(self, node_id: str) -> list[int]:
+        """The node's pages that exist in the document."""
+        node = self.nodes[node_id]
+        return list(range(max(1, node["start_page"]), min(node["end_page"], len(self.pages)) + 1))
+
+    def caption_node(self, kind: str, label: str) -> str | None:
+        """The deepest node holding the page where the table or figure's caption is printed."""
+        words = "Table|Tab\\." if kind == "Table" else "Figure|Fig\\."
+        caption = re.compile(rf"^\W*(?:{words})\s*{re.escape(label)}\s*[:.|]", re.MULTILINE)
+        page = next((n for n, text in enumerate(self.pages, 1) if caption.search(text)), None)
+        if page is None:
+            return None
+        holding = [i for i, n in self.nodes.items() if n["start_page"] <= page <= n["end_page"]]
+        return max(
+            holding, key=lambda i: (len(self.path(i)), self.nodes[i]["start_page"]), default=None
+        )
+
+
+def page_span(start: int, end: int) -> str:
+    return f"p.{start}" if start == end else f"pp.{start}-{end}"
+
+
+def node_line(node: TreeNode, summary_words: int = SUMMARY_WORDS) -> str:
+    """One outline line: id, title, page range, number of subsections, the summary's start."""
+    subsections = len(node["nodes"])
+    extra = f", {subsections} subsections" if subsections else ""
+    words = node["summary"].split()
+    summary = " ".join(words[:summary_words]) + (" …" if len(words) > summary_words else "")
+    head = f"[{node['node_id']}] {node['title']} ({page_span(node['start_page'], node['end_page'])}"
+    return f"{head}{extra})" + (f": {summary}" if summary else "")
+
+
+# -- cross-references --------------------------------------------------------------------------
+LABEL = r"(?:[A-Z]|[IVX]+|\d+)(?:\.\d+)*"
+SECTION_REF = re.compile(
+    rf"(?<!\w)(?P<kind>[Aa]ppendi(?:x|ces)|[Ss]ections?|[Ss]ecs?\.|[Cc]hapters?|§)\s*"
+    rf"(?P<label>{LABEL})\b"
+)
+FLOAT_REF = re.compile(r"(?<!\w)(?P<kind>Tables?|Tab\.|Figures?|Figs?\.)\s*(?P<label>[A-Z]?\d+)\b")
+TITLE_LABEL = re.compile(
+    rf"^\W*(?:(?i:appendix|section|chapter)\s+)?(?P<label>{LABEL})\.?(?=[\s:.)–—-]|$)"
+)
+REF_KINDS = {"appendi": "Appendix", "sec": "Section", "§": "Section", "chapter": "Chapter"}
+
+
+def find_references(text: str) -> list[str]:
+    """Cross-references in ``text`` as "Kind label" ("Appendix G", "Section 3.2", "Table 4"),
+    in order of appearance, each once."""
+    found: list[tuple[int, str]] = []
+    for match in SECTION_REF.finditer(text):
+        kind = next(v for k, v in REF_KINDS.items() if match["kind"].lower().startswith(k))
+        found.append((match.start(), f"{kind} {match['label']}"))
+    for match in FLOAT_REF.finditer(text):
+        kind = "Table" if match["kind"].startswith("Tab") else "Figure"
+        found.append((match.start(), f"{kind} {match['label']}"))
+    return list(dict.fromkeys(ref for _, ref in sorted(found)))
+
+
+def title_label(title: str) -> str | None:
+    """The numbering a section title starts with ("3.2", "B.1", "G"), if any."""
+    match = TITLE_LABEL.match(title)
+    return match["label"] if match else None
+
+
+def resolve_reference(tree: DocumentTree, ref: str) -> str | None:
+    """The node a cross-reference points at.
+
+    Sections and appendices match the numbering their titles start with; a number the tree
+    lacks falls back to its nearest numbered ancestor ("3.2.1" → "3.2" → "3"). An appendix
+    prefers a title that says "Appendix", else the last such label (appendices come last,
+    while a leading "A" may just be an article). Tables and figures resolve to the section
+    holding the page of their caption.
+    """
+    kind, _, label = ref.partition(" ")
+    if kind in ("Table", "Figure"):
+        return tree.caption_node(kind, label)
+    parts = label.split(".")
+    for cut in range(len(parts), 0, -1):
+        wanted = ".".join(parts[:cut])
+        matches = [i for i, n in tree.nodes.items() if title_label(n["title"]) == wanted]
+        if not matches:
+            continue
+        if kind != "Appendix":
+            return matches[0]
+        explicit = [i for i in matches if tree.nodes[i]["title"].lower().startswith("appendix")]
+        return (explicit or matches)[-1]
+    return None
+
+
+def offered_references(tree: DocumentTree, text: str, read_pages: set[int]) -> dict[str, str]:
+    """Cross-references of ``text`` that lead to a section with pages not read yet."""
+    offered: dict[str, str] = {}
+    for ref in find_references(text):
+        node_id = resolve_reference(tree, ref)
+        if node_id is not None and not set(tree.node_pages(node_id)) <= read_pages:
+            offered[ref] = node_id
+    return offered
+
+
+def parse_action(text: str) -> dict[str, Any]:
+    """The first JSON object with an "action" field in a reply (prose or fences around it are
+    tolerated, since models add them)."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "action" in value:
+            return value
+    raise InvalidAction(
+        'the reply holds no JSON object with an "action" field; reply with one object, '
+        'e.g. {"action": "read", "node_id": "0003"}'
+    )
+
+
+# -- one document's search -----------------------------------------------------------------------
+@dataclass
+class TreeSearch:
+    """The state of one document's search: cursor, what was read, the references found in it,
+    the budget, and its own log of steps (merged into the run's trajectory afterwards)."""
+
+    tree: DocumentTree
+    question: str
+    page_cap: int
+    recorder: Recorder = field(default_factory=Recorder)
+    cursor: str | None = None
+    passages: list[Passage] = field(default_factory=list)
+    read_ids: list[str] = field(default_factory=list)
+    referenced: dict[str, str] = field(default_factory=dict)
+    merged: bool = False  # one of several searches whose reading is answered together
+    steps: int = 0
+    answer: str | None = None
+    done: bool = False
+    failure: str | None = None
+
+    @property
+    def reads_left(self) -> int:
+        return MAX_READS - len(self.read_ids)
+
+    @property
+    def over(self) -> bool:
+        """No further step: answered, failed, or a budget is spent."""
+        spent = self.steps >= MAX_STEPS or self.reads_left <= 0
+        return self.done or spent or self.failure is not None
+
+    @property
+    def read_pages(self) -> set[int]:
+        return {page for passage in self.passages for page in passage.pages}
+
+    # -- what the model sees ---------------------------------------------------------------------
+    def start(self) -> str:
+        """The first view, recorded as the search's opening look at the outline."""
+        view = self.view()
+        self.recorder.record(1, "pageindex_outline", {"doc_id": self.tree.doc_id}, view)
+        return view
+
+    def outline(self) -> str:
+        """The top level always, and every section on the path to the cursor expanded like an
+        open folder, so the prompt stays small however large the tree is."""
+        path = set(self.tree.path(self.cursor))
+        lines: list[str] = []
+
+        def add(nodes: list[TreeNode], depth: int) -> None:
+            for node in nodes:
+                marks = " (read)" if node["node_id"] in self.read_ids else ""
+                marks += " ◀ you are here" if node["node_id"] == self.cursor else ""
+                lines.append("  " * depth + node_line(node) + marks)
+                if node["node_id"] in path:
+                    add(node["nodes"], depth + 1)
+
+        add(self.tree.roots, 0)
+        return "\n".join(lines)
+
+    def view(self) -> str:
+        """What the model sees each turn: outline, reads, cross-references, budget."""
+        tree = self.tree
+        here = "the top level" if self.cursor is None else self._name(self.cursor)
+        read = "; ".join(self._name(i) for i in self.read_ids) or "nothing yet"
+        refs = "; ".join(f"{ref} → {self._name(i)}" for ref, i in self.referenced.items())
+        parts = [
+            f"Question: {self.question}",
+            f"Outline of {tree.title!r} ({tree.doc_id}); you are at {here}:\n{self.outline()}",
+            f"Read so far: {read}",
+            *([f"Cross-references in what you read: {refs}"] if refs else []),
+            *([MERGED_NOTE] if self.merged else []),
+            f"Budget: {MAX_STEPS - self.steps} of {MAX_STEPS} steps and {self.reads_left} of "
+            f"{MAX_READS} reads left. Reply with one JSON action.",
+        ]
+        return "\n\n".join(parts)
+
+    def _name(self, node_id: str) -> str:
+        node = self.tree.nodes[node_id]
+        return f"[{node_id}] {node['title']} ({page_span(node['start_page'], node['end_page'])})"
+
+    # -- actions ---------------------------------------------------------------------------------
+    def reply(self, text: str) -> str:
+        """Carry out a model's reply; returns the feedback for its next turn."""
+        try:
+            action = parse_action(text)
+        except InvalidAction as exc:
+            self.steps += 1
+            return self._reject("reply", {"reply": text.strip()[:200]}, exc)
+        return self.act(action)
+
+    def act(self, action: dict[str, Any]) -> str:
+        """One action, valid or not, costs a step; an invalid one is recorded with its error."""
+        self.steps += 1
+        kind = str(action.get("action", "")).strip().lower()
+        args: dict[str, Any] = {k: str(action[k])[:100] for k in ("node_id", "ref") if k in action}
+        try:
+            if kind == "open":
+                return self._open(self._target(action, kind))
+            if kind == "read":
+                return self._read(self._target(action, kind))
+            if kind == "back":
+                return self._back()
+            if kind == "jump":
+                return self._jump(str(action.get("ref") or "").strip())
+            if kind == "answer":
+                return self._answer(str(action.get("answer") or "").strip())
+            raise InvalidAction(f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}")
+        except InvalidAction as exc:
+            return self._reject(kind, args, exc)
+
+    def _reject(self, kind: str, args: dict[str, Any], error: InvalidAction) -> str:
+        tool = f"pageindex_{kind}" if kind in ACTIONS else "pageindex_reply"
+        layer = ACTION_LAYER.get(kind, 1)
+        self.recorder.record(layer, tool, {"doc_id": self.tree.doc_id, **args}, error=str(error))
+        return f"Invalid reply ({self.steps} of {MAX_STEPS} steps used): {error}"
+
+    def _target(self, action: dict[str, Any], kind: str) -> str:
+        if not action.get("node_id"):
+            raise InvalidAction(f'"{kind}" needs a "node_id" from the outline')
+        node_id = self.tree.find(action["node_id"])
+        if node_id is None:
+            raise InvalidAction(f"there is no node {action['node_id']!r} in this document")
+        if not self._reachable(node_id):
+            parent = self.tree.parents[node_id]
+            raise InvalidAction(
+                f"node {node_id} is not shown from here; open its parent {parent} first, "
+                "or pick a node the outline or the cross-references show"
+            )
+        return node_id
+
+    def _reachable(self, node_id: str) -> bool:
+        """Shown in the outline (its parent is on the expanded path) or cross-referenced."""
+        parent = self.tree.parents[node_id]
+        expanded = parent is None or parent in self.tree.path(self.cursor)
+        return expanded or node_id in self.referenced.values()
+
+    def _open(self, node_id: str) -> str:
+        if not self.tree.nodes[node_id]["nodes"]:
+            raise InvalidAction(f"node {node_id} has no subsections; read it instead")
+        if node_id == self.cursor:
+            raise InvalidAction(f"node {node_id} is already open")
+        return self._move(node_id, "open", {"node_id": node_id}, f"Opened {self._name(node_id)}.")
+
+    def _back(self) -> str:
+        if self.cursor is None:
+            raise InvalidAction("you are at the top level already")
+        parent = self.tree.parents[self.cursor]
+        where = "the top level" if parent is None else self._name(parent)
+        return self._move(parent, "back", {"node_id": parent}, f"Back at {where}.")
+
+    def _jump(self, ref: str) -> str:
+        if not ref:
+            raise InvalidAction('"jump" needs a "ref" such as "Appendix B"')
+        node_id = next((i for r, i in self.referenced.items() if r.lower() == ref.lower()), None)
+        named = find_references(ref)
+        if node_id is None and named:
+            node_id = resolve_reference(self.tree, named[0])
+        if node_id is None:
+            known = ", ".join(self.referenced) or "none yet"
+            raise InvalidAction(
+                f"no section of this document matches {ref!r} (references found so far: {known})"
+            )
+        args = {"ref": ref, "node_id": node_id}
+        return self._move(node_id, "jump", args, f"Jumped to {self._name(node_id)} ({ref}).")
+
+    def _move(self, node_id: str | None, kind: str, args: dict[str, Any], note: str) -> str:
+        self.cursor = node_id
+        outline = self.outline()
+        self.recorder.record(1, f"pageindex_{kind}", {"doc_id": self.tree.doc_id, **args}, outline)
+        return note
+
+    def _read(self, node_id: str) -> str:
+        if node_id in self.read_ids:
+            raise InvalidAction(f"node {node_id} was read already; its text is above")
+        if self.reads_left <= 0:
+            raise InvalidAction("no reads left; answer from what you read")
+        available = self.tree.node_pages(node_id)
+        pages = available[: self.page_cap]
+        passage = Passage(self.tree.doc_id, tuple((p, self.tree.pages[p - 1]) for p in pages))
+        self.recorder.record(
+            2,
+            "pageindex_read",
+            {"doc_id": self.tree.doc_id, "node_id": node_id, "pages": list(pages)},
+            passage.text,
+            disclosed=passage.disclosed,
+        )
+        self.passages.append(passage)
+        self.read_ids.append(node_id)
+        new = offered_references(self.tree, passage.text, self.read_pages)
+        self.referenced.update({r: i for r, i in new.items() if r not in self.referenced})
+        return self._read_text(node_id, passage, len(available), new)
+
+    def _read_text(
+        self, node_id: str, passage: Passage, available: int, refs: dict[str, str]
+    ) -> str:
+        cut = (
+            f" (cut to its first {len(passage.pages)} of {available} pages)"
+            if available > len(passage.pages)
+            else ""
+        )
+        pages = "\n\n".join(
+            f"--- ({self.tree.label}, {self.tree.doc_id}, p.{page}) ---\n{text.strip()}"
+            for page, text in passage.segments
+        )
+        found = "".join(f"\nReferenced: {r} → {self._name(i)}" for r, i in refs.items())
+        return f"Read {self._name(node_id)}{cut}:\n\n{pages or '(no pages)'}{found}"
+
+    def _answer(self, text: str) -> str:
+        if not self.read_ids:
+            raise InvalidAction("read at least one section before answering")
+        self.answer = text or None
+        self.done = True
+        return ""
+
+
+# -- who chooses the actions ---------------------------------------------------------------------
+def search_with_model(search: TreeSearch, model: BaseChatModel) -> None:
+    """The model chooses each action; every reply and its feedback stay in the conversation."""
+    messages: list[BaseMessage] = [SystemMessage(NAVIGATE_PROMPT), HumanMessage(search.start())]
+    while not search.over:
+        try:
+            reply = search.recorder.ask(model, messages)
+        except Exception as exc:  # an endpoint failure ends this search with a clear message
+            search.failure = f"the model call failed: {exc}"
+            return
+        feedback = search.reply(reply.text)
+        messages += [reply, HumanMessage(f"{feedback}\n\n{search.view()}".strip())]
+
+
+def search_offline(search: TreeSearch) -> None:
+    """The deterministic walker of the module docstring chooses each action."""
+    search.start()
+    scores = subtree_scores(search.tree, search.question)
+    while not search.over:
+        action = offline_action(search, scores)
+        if action is None:
+            return
+        search.act(action)
+
+
+def subtree_scores(tree: DocumentTree, question: str) -> dict[str, float]:
+    """Each node's match to the question: the best relevance of its own title and summary or
+    of any section inside it, so a well-named subsection pulls its parent open. References and
+    acknowledgements score nothing of their own."""
+    ids = list(tree.nodes)
+    texts = [f"{tree.nodes[i]['title']}. {tree.nodes[i]['summary']}" for i in ids]
+    own = dict(zip(ids, relevance(question, texts).tolist(), strict=True)) if ids else {}
+    for node_id in ids:
+        if SKIP_SECTIONS.match(tree.nodes[node_id]["title"]):
+            own[node_id] = 0.0
+    best = dict(own)
+    for node_id in reversed(ids):  # children come after their parent in depth-first order
+        parent = tree.parents[node_id]
+        if parent is not None:
+            best[parent] = max(best[parent], best[node_id])
+    return best
+
+
+def offline_action(search: TreeSearch, scores: dict[str, float]) -> dict[str, Any] | None:
+    """Follow a matching cross-reference after the first read, else descend towards the best
+    section and read it; ``None`` when there is nothing to read at all."""
+    if search.read_ids:
+        follow = followable_reference(search)
+        if follow is None or len(search.read_ids) > OFFLINE_FOLLOWS:
+            return {"action": "answer"}
+        ref, node_id = follow
+        if search.cursor != node_id:
+            return {"action": "jump", "ref": ref}
+        return {"action": "read", "node_id": node_id}
+    children = search.tree.children(search.cursor)
+    if not children:
+        return None if search.cursor is None else {"action": "read", "node_id": search.cursor}
+    best = max(children, key=lambda n: scores[n["node_id"]])  # first of equals
+    return {"action": "open" if best["nodes"] else "read", "node_id": best["node_id"]}
+
+
+def followable_reference(search: TreeSearch) -> tuple[str, str] | None:
+    """The unread referenced section whose title and summary share the most question words
+    (the first of equals), if any shares one."""
+    wanted = set(content_words(search.question))
+    best: tuple[int, str, str] | None = None
+    for ref, node_id in search.referenced.items():
+        node = search.tree.nodes[node_id]
+        shared = len(wanted & set(content_words(f"{node['title']} {node['summary']}")))
+        if node_id not in search.read_ids and shared and (best is None or shared > best[0]):
+            best = (shared, ref, node_id)
+    return None if best is None else (best[1], best[2])
+
+
+# -- choosing documents (corpus mode) --------------------------------------------------------------
+def doc_scores(hits: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """DocScore per document over ranked chunk hits: Σ chunk scores / √(n + 1), n being the
+    document's number of hits. The square root rewards a document many hits agree on without
+    letting sheer count win; best first, ties in order of first hit."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for doc_id, score in hits:
+        sums[doc_id] = sums.get(doc_id, 0.0) + score
+        counts[doc_id] = counts.get(doc_id, 0) + 1
+    scored = [(doc_id, total / math.sqrt(counts[doc_id] + 1)) for doc_id, total in sums.items()]
+    return sorted(scored, key=lambda item: -item[1])
+
+
+def select_documents(request: StrategyRequest, doc_ids: list[str]) -> list[str]:
+    """The TOP_DOCUMENTS best documents by DocScore, recorded as one layer-0 step.
+
+    The passages come from the flat ``dense`` store ranked by cosine: DocScore adds chunk scores,
+    which needs scores on an absolute scale (a fused rank score would turn the sum into a hit
+    count), and flat passages keep the choice of documents independent of the trees searched.
+    """
+    from tools.passages import PassageSearch
+
+    search = PassageSearch(request.catalog, DOC_SCHEME)
+    hits = search.search(request.question, doc_ids, CHUNK_HITS, method="dense")
+    ranked = doc_scores((hit.chunk.doc_id, hit.score) for hit in hits)
+    chosen = ranked[:TOP_DOCUMENTS]
+    request.recorder.record(
+        0,
+        "docscore_select",
+        {
+            "query": request.question,
+            "scheme": DOC_SCHEME,
+            "chunks": len(hits),
+            "selected": {doc_id: round(score, 4) for doc_id, score in chosen},
+        },
+        "\n".join(f"{doc_id} DocScore {score:.4f}" for doc_id, score in ranked),
+    )
+    return [doc_id for doc_id, _ in chosen]
+
+
+# -- the run -------------------------------------------------------------------------------------
+def run(request: StrategyRequest) -> StrategyOutcome:
+    """Tree search in the one document in scope, or in the best few of several."""
+    doc_ids = request.scoped_doc_ids()
+    if not doc_ids:
+        return StrategyOutcome("", status="failed: no document is in scope")
+    single = len(doc_ids) == 1
+    chosen = doc_ids if single else select_documents(request, doc_ids)
+    if not chosen:
+        return StrategyOutcome("", status="failed: no passage of the documents in scope matched")
+    trees = [DocumentTree.load(request, doc_id) for doc_id in chosen]
+    searches = search_documents(request, trees)
+    return conclude(request, searches, single)
+
+
+def search_documents(request: StrategyRequest, trees: list[DocumentTree]) -> list[TreeSearch]:
+    """One search per document, concurrently, merged into the trajectory in the given order."""
+    merged = len(trees) > 1
+    searches = [
+        TreeSearch(t, request.question, request.context.page_cap, merged=merged) for t in trees
+    ]
+    drive: Callable[[TreeSearch], None] = (
+        search_offline if request.model is None else partial(search_with_model, model=request.model)
+    )
+    if len(searches) == 1:
+        drive(searches[0])
+    else:
+        with ThreadPoolExecutor(max_workers=len(searches)) as pool:
+            list(pool.map(drive, searches))
+    for search in searches:
+        merge_log(request.recorder, search.recorder)
+    return searches
+
+
+def merge_log(main: Recorder, part: Recorder) -> None:
+    """Append a search's steps (numbered on from the run's), its pages and its model usage."""
+    for step in part.steps:
+        renumbered = step.copy()
+        renumbered["seq"] = len(main.steps) + 1
+        main.steps.append(renumbered)
+    for doc_id, pages in part.pages_read.items():
+        known = main.pages_read.setdefault(doc_id, [])
+        known.extend(p for p in pages if p not in known)
+    main.usage.prompt_tokens += part.usage.prompt_tokens
+    main.usage.completion_tokens += part.usage.completion_tokens
+    main.usage.model_calls += part.usage.model_calls
+    main.usage.estimated = main.usage.estimated or part.usage.estimated
+
+
+def conclude(request: StrategyRequest, searches: list[TreeSearch], single: bool) -> StrategyOutcome:
+    """The model's own answer (one document), else one answer call over every page read."""
+    if single and searches[0].answer:
+        return StrategyOutcome(searches[0].answer)
+    passages = [passage for search in searches for passage in search.passages]
+    if passages:
+        return answer_from_passages(request, passages)
+    failure = next((s.failure for s in searches if s.failure), None)
+    why = failure or f"the tree search read no section within {MAX_STEPS} steps"
+    return StrategyOutcome("", status=f"failed: {why}")
