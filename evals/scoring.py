@@ -82,7 +82,9 @@ def answer_text(answer: str) -> str:
 
 
 def base_scores(run: RunOutput, steps_scores: Scores) -> Scores:
-    """Cost and trajectory scores every dataset reports."""
+    """Cost and trajectory scores every dataset reports. ``tokens`` are model tokens (none for
+    an offline strategy that calls no model); ``payload_tokens`` are what its tools returned,
+    i.e. what a model would have had to read, comparable across strategies offline."""
     prompt = int(run.usage.get("prompt_tokens") or 0)
     completion = int(run.usage.get("completion_tokens") or 0)
     return {
@@ -91,6 +93,7 @@ def base_scores(run: RunOutput, steps_scores: Scores) -> Scores:
         metrics.TOKENS: float(prompt + completion),
         "wall_s": run.wall_s,
         "tool_calls": float(len(run.steps)),
+        "payload_tokens": float(sum(int(s.get("payload_tokens") or 0) for s in run.steps)),
         "pages_read": float(len(pages_disclosed(run.steps))),
         "answered": 1.0 if run.status.startswith("answered") else 0.0,
         **steps_scores,
@@ -131,21 +134,29 @@ def score_run(question: EvalQuestion, run: RunOutput, ctx: QuestionContext) -> S
         ranked = [ctx.keys.get(doc, doc) for doc in documents_in_order(run.steps)]
         scored.scores.update(routing_scores(ranked, question))
     texts = [ctx.page_text(doc, page) for doc, page in disclosed]
-    SCORERS[question.dataset](question, run, read, texts, ctx, scored)
+    SCORERS[question.dataset](Scoring(question, run, read, texts, ctx, scored))
     return scored
 
 
-def _qasper(
-    question: EvalQuestion,
-    run: RunOutput,
-    read: set[tuple[str, int]],
-    texts: list[str],
-    ctx: QuestionContext,
-    scored: Scored,
-) -> None:
+@dataclass
+class Scoring:
+    """One run being scored: the dataset scorers add their metrics to ``scored``."""
+
+    question: EvalQuestion
+    run: RunOutput
+    read: set[tuple[str, int]]
+    texts: list[str]
+    ctx: QuestionContext
+    scored: Scored
+
+
+def _qasper(x: Scoring) -> None:
+    question, run, ctx, scored = x.question, x.run, x.ctx, x.scored
     answer = answer_text(run.answer)
     scored.scores["answer_f1"] = metrics.qasper_answer_f1(answer, question.answers).f1
-    scored.scores["evidence_f1_official"] = metrics.qasper_evidence_f1(read, question.evidence_sets)
+    scored.scores["evidence_f1_official"] = metrics.qasper_evidence_f1(
+        x.read, question.evidence_sets
+    )
     if ctx.judge is not None:
         references = [str(a["text"]) for a in question.answers]
         verdict = _judged(
@@ -156,16 +167,10 @@ def _qasper(
             scored.scores["correct_or_partial"] = 1.0 if verdict.value != "incorrect" else 0.0
 
 
-def _litqa2(
-    question: EvalQuestion,
-    run: RunOutput,
-    read: set[tuple[str, int]],
-    texts: list[str],
-    ctx: QuestionContext,
-    scored: Scored,
-) -> None:
+def _litqa2(x: Scoring) -> None:
+    question, run, ctx, scored = x.question, x.run, x.ctx, x.scored
     correct = question.correct_option
-    offline = metrics.offline_option(question.question, question.options, texts)
+    offline = metrics.offline_option(question.question, question.options, x.texts)
     scored.scores["offline_accuracy"] = 1.0 if offline == correct else 0.0
     if ctx.judge is None:
         return
@@ -180,14 +185,8 @@ def _litqa2(
         scored.scores["judge_mechanical_agreement"] = 1.0 if judged.value == mechanical else 0.0
 
 
-def _financebench(
-    question: EvalQuestion,
-    run: RunOutput,
-    read: set[tuple[str, int]],
-    texts: list[str],
-    ctx: QuestionContext,
-    scored: Scored,
-) -> None:
+def _financebench(x: Scoring) -> None:
+    question, run, ctx, scored = x.question, x.run, x.ctx, x.scored
     if ctx.judge is None:
         return
     answer = answer_text(run.answer)
@@ -200,14 +199,8 @@ def _financebench(
         scored.scores["correct"] = 1.0 if verdict.value == "correct" else 0.0
 
 
-def _mosaic(
-    question: EvalQuestion,
-    run: RunOutput,
-    read: set[tuple[str, int]],
-    texts: list[str],
-    ctx: QuestionContext,
-    scored: Scored,
-) -> None:
+def _mosaic(x: Scoring) -> None:
+    question, run, ctx, scored = x.question, x.run, x.ctx, x.scored
     answer = answer_text(run.answer)
     similarity = answer_cosine(answer, question.reference)
     scored.scores["answer_cosine"] = similarity
@@ -216,7 +209,7 @@ def _mosaic(
     judged = _judged(
         scored,
         "factuality_f1",
-        ctx.judge.mosaic_statements(question.question, question.reference, answer, texts),
+        ctx.judge.mosaic_statements(question.question, question.reference, answer, x.texts),
     )
     if judged is None:
         return
@@ -245,10 +238,7 @@ def _judged(
     return outcome
 
 
-Scorer = Callable[
-    [EvalQuestion, RunOutput, set[tuple[str, int]], list[str], QuestionContext, Scored], None
-]
-SCORERS: dict[str, Scorer] = {
+SCORERS: dict[str, Callable[[Scoring], None]] = {
     "qasper": _qasper,
     "litqa2": _litqa2,
     "financebench": _financebench,

@@ -11,7 +11,7 @@ structural index):
 
 Chunks keep the text of each page they span separately (``segments``), so a sentence from a
 chunk is cited to the page it is printed on. Stores are built lazily, per document, the first
-time a strategy needs them; ``LIBRARY/chunks/<scheme>.json`` lists the documents whose chunks
+time a strategy needs them; ``LIBRARY/chunks/<scheme>-v<N>.json`` lists the documents whose chunks
 are completely written, and only those are searched, so an interrupted build is redone rather
 than half used. Search runs on an in-memory snapshot (cosine + BM25 with Qdrant's IDF), for the
 same reason as the structural search (Qdrant local mode scores in Python).
@@ -50,6 +50,8 @@ DENSE_CHUNK_TOKENS = 800
 DENSE_CHUNK_OVERLAP = 400
 RIT_CHUNK_TOKENS = 512
 SCHEMES = ("dense", "rit")
+CHUNKER_VERSION = 2
+"""Bumped whenever chunking changes: manifests are per version, so older chunks are rebuilt."""
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ class ChunkStore:
 
     @property
     def manifest_path(self) -> Path:
-        return self.catalog.library.root / "chunks" / f"{self.scheme}.json"
+        return self.catalog.library.root / "chunks" / f"{self.scheme}-v{CHUNKER_VERSION}.json"
 
     def manifest(self) -> dict[str, int]:
         """doc_id → number of chunks, for every document whose chunks are completely written."""

@@ -185,14 +185,17 @@ class Library:
 
     def purge_trash(self, doc_id: str) -> None:
         shutil.rmtree(self.trash_dir / doc_id, ignore_errors=True)
-        self.forget_chunks(doc_id)
+        self.forget_derived(doc_id)
 
-    def forget_chunks(self, doc_id: str) -> None:
-        """Drop a removed document from the chunk stores' manifests (``chunks/*.json``)."""
+    def forget_derived(self, doc_id: str) -> None:
+        """Drop what the baseline strategies derived from a removed document: its entry in the
+        chunk stores' manifests (``chunks/*.json``) and its cached RAPTOR trees."""
         for manifest in sorted((self.root / "chunks").glob("*.json")):
             built = read_json(manifest)
             if built.pop(doc_id, None) is not None:
                 write_json(manifest, built)
+        for cached in (self.root / "raptor").glob(f"*/{doc_id}.*"):
+            cached.unlink(missing_ok=True)
 
     def abandoned_staging(self) -> list[Path]:
         """Staging folders whose writer process is gone (killed mid-ingest)."""

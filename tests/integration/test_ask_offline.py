@@ -50,7 +50,7 @@ def test_offline_answers_cite_pages_that_contain_the_cited_text(
     code, result = cli_json(capsys, "--library", str(demo_library), "ask", question)
     assert code == 0
     assert set(result) >= {"answer", "citations", "thread_id", "tool_calls", "model_turns"}
-    assert result["answer"].startswith("Extractive answer (offline navigator")
+    assert result["answer"].startswith("Extractive answer (offline reader")
     library = Library(demo_library)
     claims = [line[2:] for line in result["answer"].splitlines() if line.startswith("- ")]
     assert claims, result["answer"]

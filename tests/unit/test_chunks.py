@@ -6,18 +6,7 @@ from typing import Any
 
 from store.chunks import _windows, ancestry, dense_chunks, node_chunks, page_owners
 from store.embeddings import count_tokens
-
-
-def node(node_id: str, title: str, start: int, end: int, *children: Any) -> dict[str, Any]:
-    return {
-        "node_id": node_id,
-        "title": title,
-        "start_page": start,
-        "end_page": end,
-        "summary": "",
-        "nodes": list(children),
-    }
-
+from tests.trees import node
 
 VOCABULARY = ("river", "stone", "cloud", "paper", "light", "music", "garden", "window")
 
@@ -59,14 +48,20 @@ def test_dense_chunks_overlap_cross_pages_and_keep_page_segments() -> None:
 
 
 def test_a_page_belongs_to_the_deepest_latest_node_holding_it() -> None:
-    tree = [node("0001", "Intro", 1, 2), node("0002", "Method", 2, 5, node("0003", "Data", 4, 5))]
+    tree = [
+        node("0001", "Intro", 1, 2, ""),
+        node("0002", "Method", 2, 5, "", node("0003", "Data", 4, 5, "")),
+    ]
     owners = {page: n["node_id"] for page, n in page_owners(tree, 5).items()}  # type: ignore[arg-type]
     assert owners == {1: "0001", 2: "0002", 3: "0002", 4: "0003", 5: "0003"}
     assert ancestry(tree)["0003"] == (("0002", "Method"),)  # type: ignore[arg-type]
 
 
 def test_node_chunks_never_span_two_nodes_and_carry_their_ancestors() -> None:
-    tree = [node("0001", "Intro", 1, 1), node("0002", "Method", 2, 4, node("0003", "Data", 3, 4))]
+    tree = [
+        node("0001", "Intro", 1, 1, ""),
+        node("0002", "Method", 2, 4, "", node("0003", "Data", 3, 4, "")),
+    ]
     pages = [words("intro", 50), words("method", 700), words("data", 200), words("more", 200)]
     assert count_tokens(pages[1]) == 700
     chunks = node_chunks("d", pages, tree, size=512)  # type: ignore[arg-type]

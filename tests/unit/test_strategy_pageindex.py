@@ -32,22 +32,12 @@ from graph.strategies.pageindex import (
 )
 from store.catalog import Catalog
 from store.library import Library, write_json
+from tests.trees import node
 from tools.toolbox import SearchScope
 
 LOAN = "d1"
 OTHER = "d2"
 FINAL = "The loan pays SOFR plus 2.25 percent (Smith et al., 2021, d1, p.6)."
-
-
-def node(node_id: str, title: str, start: int, end: int, summary: str, *children: Any) -> Any:
-    return {
-        "node_id": node_id,
-        "title": title,
-        "start_page": start,
-        "end_page": end,
-        "summary": summary,
-        "nodes": list(children),
-    }
 
 
 LOAN_TREE = [

@@ -24,21 +24,11 @@ from graph.strategies.verified_tree import (
     reading_plan,
     verify,
 )
+from tests.trees import node
 from tools.toolbox import SearchScope
 
 QUESTION = "What failure rate did the widget tests show?"
 ANSWER = "About 2 percent a year (Ng et al., 2020, v1, p.4)."
-
-
-def node(node_id: str, title: str, start: int, end: int, summary: str, *children: Any) -> Any:
-    return {
-        "node_id": node_id,
-        "title": title,
-        "start_page": start,
-        "end_page": end,
-        "summary": summary,
-        "nodes": list(children),
-    }
 
 
 TREE = [

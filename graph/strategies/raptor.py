@@ -1,0 +1,280 @@
+"""RAPTOR: a per-document tree of recursive cluster summaries, searched as one flat pool.
+
+Leaves. Each document is cut into consecutive 250-token passages without overlap rather than
+reusing the 800-token ``dense`` chunks: MiniLM reads at most 256 tokens, so an 800-token leaf
+would be clustered and retrieved by its first third only; without overlap, neighbouring leaves
+do not cluster together merely for sharing text, and the retrieval budget is not spent twice on
+the same sentences.
+
+Tree. ``store.raptor_tree`` clusters each layer (seeded spherical k-means, groups of about 6,
+at most 8) and summarises every group into a parent until a layer has at most 3 nodes. Trees
+are built the first time a run needs a document and cached in the library, separately for
+each summariser. With a model, a group's summary is one model call (calls made while building
+are reported in the build step, not charged to the question; after a failed call the rest is
+summarised extractively and that tree is not cached). Offline, the summary is
+extractive: the group's sentences closest (tf-idf cosine) to the group's centroid, about 100
+words, in reading order.
+
+Retrieval. Collapsed tree: every node of every layer of the run's documents is scored by cosine
+to the question and taken best first until 2,000 tokens; then one answer call (offline: the
+extractive reader).
+
+Citations. Only page text is citable, so every node is a list of (page, text) segments and a
+run discloses exactly the pages of the segments it shows (a summary is shown page by page,
+each part headed by its own page). Leaves are page text. Offline
+summaries are sentences quoted from the leaves, each kept with its page, so citing one is
+citing printed text. A model's summary is a paraphrase: the summariser must end each sentence
+with the page tag of the piece it draws on, sentences without a tag from the group's own pages
+are dropped, and a group whose reply keeps nothing gets the extractive summary. Such a sentence
+is cited to the page it was tagged with, whose text the citation list shows for checking.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from graph.navigator import SENTENCE, content_words
+from graph.strategies.base import (
+    Passage,
+    Recorder,
+    StrategyOutcome,
+    StrategyRequest,
+    answer_from_passages,
+)
+from graph.strategies.dense import record_passages
+from ingest.summarise import clean_text
+from store.chunks import dense_chunks
+from store.embeddings import count_tokens
+from store.raptor_tree import (
+    CLUSTER_MAX,
+    CLUSTER_TARGET,
+    ROOT_SIZE,
+    SEED,
+    FloatArray,
+    RaptorNode,
+    RaptorStore,
+    RaptorTree,
+    Segments,
+    build_tree,
+    unit,
+)
+
+LEAF_TOKENS = 250
+BUDGET_TOKENS = 2000
+SUMMARY_WORDS = 100
+SENTENCE_WORDS = (5, 60)
+PAGE_TAG = re.compile(r"(?P<text>[^\[\]]+?)\s*\[pp?\.\s*(?P<page>\d+)[^\]]*\]")
+SUMMARY_PROMPT = """Summarise the text pieces below in at most 100 words for a search index over
+the document. Keep names, numbers, methods and findings; no preamble. End every sentence with
+the tag of the piece it draws on, such as [p.7]."""
+_BUILD_LOCK = threading.Lock()
+
+
+# -- summarisers ----------------------------------------------------------------------------
+def extractive_summary(members: Sequence[RaptorNode], words: int = SUMMARY_WORDS) -> Segments:
+    """The sentences most central to the group (tf-idf cosine to its centroid), about
+    ``words`` words, in reading order, each with its page."""
+    sentences = [
+        (page, sentence)
+        for member in members
+        for page, text in member.segments
+        for sentence in _sentences(text)
+    ]
+    if not sentences:
+        page, text = members[0].segments[0]
+        return ((page, " ".join(text.split()[:words])),)
+    matrix = _tfidf([s for _, s in sentences])
+    centre = matrix.mean(axis=0)
+    scores = matrix @ (centre / (np.linalg.norm(centre) or 1.0))
+    chosen: list[int] = []
+    total = 0
+    for index in np.argsort(-scores, kind="stable"):
+        text = sentences[int(index)][1]
+        if any(sentences[c][1] == text for c in chosen):
+            continue
+        chosen.append(int(index))
+        total += len(text.split())
+        if total >= words:
+            break
+    return tuple(sentences[i] for i in sorted(chosen))
+
+
+def _sentences(text: str) -> list[str]:
+    low, high = SENTENCE_WORDS
+    return [s for s in SENTENCE.split(clean_text(text)) if low <= len(s.split()) <= high]
+
+
+def _tfidf(texts: list[str]) -> FloatArray:
+    """Unit tf-idf rows over the texts' content words."""
+    bags = [Counter(content_words(t)) for t in texts]
+    vocabulary = {w: i for i, w in enumerate(sorted({w for bag in bags for w in bag}))}
+    df = Counter(w for bag in bags for w in bag)
+    matrix = np.zeros((len(texts), max(len(vocabulary), 1)), dtype=np.float32)
+    for row, bag in enumerate(bags):
+        for word, count in bag.items():
+            matrix[row, vocabulary[word]] = count * math.log(1 + len(texts) / df[word])
+    return unit(matrix)
+
+
+class ModelSummariser:
+    """One model call per group; replies are parsed into page-tagged sentences (see the module
+    docstring). Calls go through a recorder of their own, so tree building is reported apart
+    from the question's cost. After a failed call the rest of the tree is summarised
+    extractively and ``error`` is set: such a tree serves the run but is not cached."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
+        self.recorder = Recorder()
+        self.fallbacks = 0
+        self.error: str | None = None
+
+    def __call__(self, members: list[RaptorNode]) -> Segments:
+        segments = self._ask(members) if self.error is None else ()
+        if not segments:
+            self.fallbacks += 1
+            return extractive_summary(members)
+        return segments
+
+    def _ask(self, members: list[RaptorNode]) -> Segments:
+        pages = {page for member in members for page, _ in member.segments}
+        pieces = "\n\n".join(
+            f"[p.{page}] {text}" for member in members for page, text in member.segments
+        )
+        messages = [SystemMessage(SUMMARY_PROMPT), HumanMessage(pieces)]
+        try:
+            reply = str(self.recorder.ask(self.model, messages).text)
+        except Exception as exc:  # an endpoint failure must not lose the run
+            self.error = str(exc)
+            return ()
+        return tagged_sentences(reply, pages)
+
+    def cost(self) -> dict[str, Any]:
+        return {
+            **self.recorder.usage.as_dict(),
+            "extractive_fallbacks": self.fallbacks,
+            "error": self.error,
+        }
+
+
+def tagged_sentences(reply: str, pages: set[int]) -> Segments:
+    """(page, sentence) for every sentence of the reply tagged with one of ``pages``."""
+    out = []
+    for match in PAGE_TAG.finditer(reply):
+        text = match["text"].strip(" .;,:\n")
+        if text and int(match["page"]) in pages:
+            out.append((int(match["page"]), f"{text}."))
+    return tuple(out)
+
+
+def summariser_variant(model: BaseChatModel | None) -> str:
+    """The cache variant: trees summarised by different summarisers are kept apart."""
+    if model is None:
+        return "extractive"
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    return f"llm-{name or type(model).__name__}"
+
+
+# -- building and retrieval ---------------------------------------------------------------------
+def leaves(doc_id: str, pages: list[str]) -> list[Segments]:
+    """Consecutive LEAF_TOKENS passages of the document, without overlap."""
+    return [c.segments for c in dense_chunks(doc_id, pages, size=LEAF_TOKENS, overlap=0)]
+
+
+def tree_for(request: StrategyRequest, store: RaptorStore, doc_id: str) -> RaptorTree:
+    """The cached tree of a document, else build, cache and record it."""
+    library = request.catalog.library
+    stamp = str(library.record(doc_id).get("ingested_at", ""))
+    with _BUILD_LOCK:
+        tree = store.load(doc_id, stamp)
+        if tree is not None:
+            return tree
+        start = time.perf_counter()
+        model = request.model
+        summarise = ModelSummariser(model) if model is not None else extractive_summary
+        pieces = leaves(doc_id, library.pages(doc_id))
+        tree = build_tree(
+            doc_id, pieces, request.catalog.index.embed_dense, summarise, count_tokens
+        )
+        failed = isinstance(summarise, ModelSummariser) and summarise.error is not None
+        if not failed:
+            store.save(tree, stamp)
+    args: dict[str, Any] = {
+        "doc_id": doc_id,
+        "leaves": len(pieces),
+        "layer_sizes": tree.layer_sizes(),
+        "summariser": summariser_variant(model),
+        "seconds": round(time.perf_counter() - start, 2),
+        "cached": not failed,
+    }
+    if isinstance(summarise, ModelSummariser):
+        args["build_cost"] = summarise.cost()
+    request.recorder.record(1, "build_raptor_tree", args)
+    return tree
+
+
+def node_passages(doc_id: str, node: RaptorNode) -> list[Passage]:
+    """What the answerer reads of a node: a leaf as one passage; a summary as one passage per
+    page, so each of its sentences is headed by exactly the page it is tied to."""
+    if node.layer == 0:
+        return [Passage(doc_id, node.segments)]
+    by_page: dict[int, list[tuple[int, str]]] = {}
+    for page, text in node.segments:
+        by_page.setdefault(page, []).append((page, text))
+    return [Passage(doc_id, tuple(segments)) for segments in by_page.values()]
+
+
+def collapsed_retrieval(
+    trees: Sequence[RaptorTree], query: FloatArray, budget: int = BUDGET_TOKENS
+) -> list[tuple[str, RaptorNode]]:
+    """All nodes of all trees, best cosine first, until the next one would pass ``budget``."""
+    scored = [
+        (-float(score), t, n)
+        for t, tree in enumerate(trees)
+        if tree.nodes
+        for n, score in enumerate(tree.vectors @ query)
+    ]
+    picked: list[tuple[str, RaptorNode]] = []
+    used = 0
+    for _, t, n in sorted(scored):
+        node = trees[t].nodes[n]
+        if used + node.tokens > budget:
+            break
+        picked.append((trees[t].doc_id, node))
+        used += node.tokens
+    return picked
+
+
+def run(request: StrategyRequest) -> StrategyOutcome:
+    """Build (or load) the documents' trees, retrieve from the collapsed tree, answer once."""
+    catalog = request.catalog
+    settings = {
+        "leaf_tokens": LEAF_TOKENS,
+        "summary_words": SUMMARY_WORDS,
+        "clusters": [CLUSTER_TARGET, CLUSTER_MAX, ROOT_SIZE, SEED],
+        "embedding_model": catalog.index.settings.embedding_model,
+    }
+    store = RaptorStore(catalog.library.root, summariser_variant(request.model), settings)
+    doc_ids = request.scoped_doc_ids()
+    trees = [tree_for(request, store, doc_id) for doc_id in doc_ids]
+    query = unit(catalog.index.embed_dense([request.question]))[0]
+    picked = collapsed_retrieval(trees, query)
+    passages = [p for doc_id, node in picked for p in node_passages(doc_id, node)]
+    layers = Counter(str(node.layer) for _, node in picked)
+    args = {
+        "query": request.question,
+        "budget_tokens": BUDGET_TOKENS,
+        "documents": len(trees),
+        "nodes_by_layer": dict(sorted(layers.items())),
+    }
+    record_passages(request.recorder, "retrieve_tree_nodes", args, passages)
+    return answer_from_passages(request, passages)

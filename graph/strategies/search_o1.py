@@ -1,0 +1,187 @@
+"""Search-o1-style iterative search over flat passages (the ``dense`` chunk store, hybrid).
+
+With a model: the model reasons step by step and asks for a search by writing
+``<search>query</search>``; each search returns the top 5 passages; a separate
+reason-in-documents call condenses them into short cited notes, which go back to the reasoning
+model; it ends by writing ``<answer>…</answer>``. Every model reply is a round, at most 10: a
+reply with neither tag is recorded as a failed step, counts as a round and gets a reminder of
+the format. When the rounds are used up the model is asked once more for its final answer.
+
+Offline (no model) a deterministic version runs: pseudo-relevance feedback. Round 1 searches
+the question; every later round searches the question plus the 5 most frequent content words
+(not yet in any query) of the best passage not yet used for feedback. It stops when a round
+brings no new passage, or after 10 rounds, and the extractive reader answers from every passage
+found. It explores the neighbourhood of the question's best passages, not a plan: it is a
+mechanical stand-in for the model's reasoning, labelled as such in the status.
+
+Every search is a layer-0 step disclosing the pages of the passages it returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from graph.navigator import content_words
+from graph.strategies.base import (
+    Passage,
+    StrategyOutcome,
+    StrategyRequest,
+    answer_from_passages,
+    passage_header,
+)
+from graph.strategies.dense import PassageSearcher, as_passage, record_passages
+from tools.passages import PassageSearch, ScoredChunk
+
+MAX_ROUNDS = 10
+SEARCH_TOP = 5
+FEEDBACK_WORDS = 5
+OFFLINE_STATUS = "answered (offline: pseudo-relevance-feedback search, extractive answer)"
+REASON_PROMPT = f"""You answer a question about documents you can only see through a search
+engine over their passages. Think step by step. To search, write one query as
+<search>your query</search> and stop; you will get notes from the results inside <notes>.
+You have at most {MAX_ROUNDS} turns. When the notes suffice, write the final answer as
+<answer>…</answer>, citing each claim exactly as the notes cite it:
+(Author et al., Year, doc_id, p.N)."""
+NOTES_PROMPT = """Read the search results for the question and write short notes with only the
+facts that help answer it, each followed by the citation of its passage header exactly as shown:
+(Author et al., Year, doc_id, p.N). If nothing helps, write: nothing relevant."""
+FORMAT_REMINDER = (
+    "Write either <search>one query</search> or, if you can answer, <answer>…</answer>."
+)
+FINAL_PROMPT = "The search budget is spent. Write your final answer now inside <answer>…</answer>."
+
+
+def tagged(text: str, tag: str) -> str | None:
+    """The stripped content of the first ``<tag>…</tag>`` (an unclosed tag runs to the end)."""
+    match = re.search(rf"<{tag}>(.*?)(?:</{tag}>|$)", text, re.IGNORECASE | re.DOTALL)
+    if match is None:
+        return None
+    return match.group(1).strip() or None
+
+
+@dataclass
+class Found:
+    """Passages found so far, first-seen order, keyed by (doc_id, chunk ordinal)."""
+
+    hits: dict[tuple[str, int], ScoredChunk] = field(default_factory=dict)
+
+    def add(self, hits: list[ScoredChunk]) -> list[ScoredChunk]:
+        """Keep the hits not seen before and return them."""
+        new = [h for h in hits if (h.chunk.doc_id, h.chunk.ordinal) not in self.hits]
+        for hit in new:
+            self.hits[(hit.chunk.doc_id, hit.chunk.ordinal)] = hit
+        return new
+
+    def passages(self) -> list[Passage]:
+        return [as_passage(h) for h in self.hits.values()]
+
+
+def search_round(
+    request: StrategyRequest,
+    searcher: PassageSearcher,
+    doc_ids: list[str],
+    query: str,
+    round_no: int,
+    found: Found,
+) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+    """One recorded search: (all hits, hits not seen before)."""
+    hits = searcher.search(query, doc_ids, SEARCH_TOP, method="hybrid")
+    new = found.add(hits)
+    args = {"query": query, "round": round_no, "limit": SEARCH_TOP, "new_passages": len(new)}
+    record_passages(request.recorder, "search_passages", args, [as_passage(h) for h in hits])
+    return hits, new
+
+
+# -- offline: pseudo-relevance feedback -----------------------------------------------------------
+def feedback_words(text: str, exclude: set[str], count: int = FEEDBACK_WORDS) -> list[str]:
+    """The passage's most frequent content words not in ``exclude`` (ties: first seen)."""
+    words = Counter(w for w in content_words(text) if w not in exclude and not w.isdigit())
+    return [w for w, _ in words.most_common(count)]
+
+
+def feedback_search(
+    request: StrategyRequest, searcher: PassageSearcher, doc_ids: list[str]
+) -> list[Passage]:
+    """The offline rounds (see the module docstring); every passage found, first seen first."""
+    found = Found()
+    used: set[tuple[str, int]] = set()
+    asked = set(content_words(request.question))
+    query = request.question
+    for round_no in range(1, MAX_ROUNDS + 1):
+        _, new = search_round(request, searcher, doc_ids, query, round_no, found)
+        source = next((k for k in found.hits if k not in used), None)
+        if not new or source is None or round_no == MAX_ROUNDS:
+            break
+        used.add(source)
+        words = feedback_words(found.hits[source].chunk.text, asked)
+        if not words:
+            break
+        asked.update(words)
+        query = f"{request.question} {' '.join(words)}"
+    return found.passages()
+
+
+# -- with a model ---------------------------------------------------------------------------------
+def reason_in_documents(
+    request: StrategyRequest, model: BaseChatModel, query: str, hits: list[ScoredChunk]
+) -> str:
+    """Condense one search's passages into notes for the reasoning model (one model call)."""
+    if not hits:
+        return "The search returned no passages."
+    blocks = "\n\n".join(
+        f"{passage_header(request, p)}\n{p.text.strip()}" for p in map(as_passage, hits)
+    )
+    messages: list[BaseMessage] = [
+        SystemMessage(NOTES_PROMPT),
+        HumanMessage(f"Question: {request.question}\nSearch: {query}\n\nResults:\n\n{blocks}"),
+    ]
+    return str(request.recorder.ask(model, messages).text).strip()
+
+
+def model_search(
+    request: StrategyRequest, model: BaseChatModel, searcher: PassageSearcher, doc_ids: list[str]
+) -> StrategyOutcome:
+    """Reason → search → notes rounds until an answer or MAX_ROUNDS, then a forced answer."""
+    messages: list[BaseMessage] = [
+        SystemMessage(REASON_PROMPT),
+        HumanMessage(f"Question: {request.question}"),
+    ]
+    found = Found()
+    for round_no in range(1, MAX_ROUNDS + 1):
+        reply = str(request.recorder.ask(model, messages).text)
+        messages.append(AIMessage(reply))
+        answer = tagged(reply, "answer")
+        if answer:
+            return StrategyOutcome(answer)
+        query = tagged(reply, "search")
+        if query is None:
+            error = "the reply had neither <search>…</search> nor <answer>…</answer>"
+            request.recorder.record(
+                0, "search_passages", {"round": round_no, "reply": reply[:300]}, error=error
+            )
+            messages.append(HumanMessage(FORMAT_REMINDER))
+            continue
+        hits, _ = search_round(request, searcher, doc_ids, query, round_no, found)
+        notes = reason_in_documents(request, model, query, hits)
+        messages.append(HumanMessage(f"<notes>\n{notes}\n</notes>"))
+    final = str(request.recorder.ask(model, [*messages, HumanMessage(FINAL_PROMPT)]).text)
+    answer = tagged(final, "answer") or re.sub(r"</?\w+>", "", final).strip()
+    return StrategyOutcome(answer, "answered" if answer else "failed: no final answer")
+
+
+def run(request: StrategyRequest) -> StrategyOutcome:
+    """Search-o1 with a model; the pseudo-relevance-feedback search offline."""
+    searcher = PassageSearch(request.catalog, "dense")
+    doc_ids = request.scoped_doc_ids()
+    if request.model is None:
+        outcome = answer_from_passages(request, feedback_search(request, searcher, doc_ids))
+        return StrategyOutcome(outcome.answer, OFFLINE_STATUS)
+    try:
+        return model_search(request, request.model, searcher, doc_ids)
+    except Exception as exc:  # an endpoint failure ends the run with a clear message
+        return StrategyOutcome(answer="", status=f"failed: the model call failed: {exc}")
