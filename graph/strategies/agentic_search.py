@@ -20,6 +20,7 @@ from graph.strategies.rit import (
     MAX_CALLS,
     MAX_SEARCHES,
     ChunkSource,
+    SourceTools,
     StoreChunks,
     cite_hint,
     fit_segments,
@@ -69,12 +70,8 @@ def chunk_ref(chunk: Chunk) -> str:
     return f"{chunk.doc_id}#{chunk.ordinal}"
 
 
-class ChunkTools:
+class ChunkTools(SourceTools):
     """The two flat tools over a chunk source."""
-
-    def __init__(self, request: StrategyRequest, source: ChunkSource) -> None:
-        self.request = request
-        self.source = source
 
     def tools(self) -> list[Tool]:
         return [

@@ -311,12 +311,16 @@ class get_content(ToolArgs):
     )
 
 
-class RitTools:
-    """The two RIT-RAG tools over a chunk source."""
+class SourceTools:
+    """Tools of one run over a chunk source (RIT-RAG's and the flat chunk agent's)."""
 
     def __init__(self, request: StrategyRequest, source: ChunkSource) -> None:
         self.request = request
         self.source = source
+
+
+class RitTools(SourceTools):
+    """The two RIT-RAG tools over a chunk source."""
 
     def tools(self) -> list[Tool]:
         return [

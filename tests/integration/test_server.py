@@ -94,7 +94,20 @@ def test_served_agent_runs_streams_persists_and_coexists_with_the_cli(
         result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION})
         assert isinstance(result, dict) and "81.1M" in result["answer"]
         assert result["citations"] and result["trajectory"]
-        assert set(result) <= {"answer", "citations", "trajectory"}  # the narrow output schema
+        narrow = {"answer", "citations", "trajectory", "strategy", "status", "usage"}
+        assert set(result) <= narrow  # the output schema: no messages, no internal counters
+        assert result["strategy"] == "vectree" and result["status"] == "answered"
+
+        # Any strategy is chosen per run through the context schema.
+        dense = client.runs.wait(
+            client.threads.create()["thread_id"],
+            "agent",
+            input={"question": QUESTION},
+            context={"strategy": "dense"},
+        )
+        assert isinstance(dense, dict) and dense["strategy"] == "dense"
+        assert [s["tool"] for s in dense["trajectory"]] == ["retrieve_passages"]
+        assert dense["citations"]
 
         streamed = client.threads.create()
         nodes = [
