@@ -21,7 +21,7 @@ from evals.metrics import (
     EVIDENCE_RECALL,
     HEADLINE_METRICS,
     LAYER_ADHERENCE,
-    TOKENS,
+    PAYLOAD_TOKENS,
 )
 
 MISSING = "—"
@@ -171,7 +171,7 @@ def _plots(
     drawn = [
         ("Evidence precision and recall", _evidence_plot(out_dir / EVIDENCE_PLOT, strategies)),
         (
-            f"Tokens per question vs {headline or MISSING}",
+            f"Tool payload tokens per question vs {headline or MISSING}",
             _tokens_plot(out_dir / TOKENS_PLOT, strategies, headline),
         ),
         ("Layer-order adherence", _adherence_plot(out_dir / ADHERENCE_PLOT, strategies)),
@@ -249,11 +249,14 @@ def _adherence_plot(path: Path, strategies: Mapping[str, Mapping[str, Any]]) -> 
 def _tokens_plot(
     path: Path, strategies: Mapping[str, Mapping[str, Any]], headline: str | None
 ) -> Path | None:
-    """One point per strategy: mean tokens per question against the headline metric."""
+    """One point per strategy: what its tools returned per question (the tokens a model must
+    read, comparable across strategies with or without a model) against the headline metric."""
     points = [
         (name, tokens, score)
         for name, summary in strategies.items()
-        if headline and (tokens := _stat(summary, TOKENS)) and (score := _stat(summary, headline))
+        if headline
+        and (tokens := _stat(summary, PAYLOAD_TOKENS))
+        and (score := _stat(summary, headline))
     ]
     if not points:
         return None
@@ -271,6 +274,6 @@ def _tokens_plot(
         axes.annotate(
             name, (tokens["mean"], score["mean"]), xytext=(4, 4), textcoords="offset points"
         )
-    axes.set_xlabel("tokens per question")
+    axes.set_xlabel("tool payload tokens per question")
     axes.set_ylabel(str(headline))
     return _save(figure, path)

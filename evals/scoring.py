@@ -93,7 +93,7 @@ def base_scores(run: RunOutput, steps_scores: Scores) -> Scores:
         metrics.TOKENS: float(prompt + completion),
         "wall_s": run.wall_s,
         "tool_calls": float(len(run.steps)),
-        "payload_tokens": float(sum(int(s.get("payload_tokens") or 0) for s in run.steps)),
+        metrics.PAYLOAD_TOKENS: float(sum(int(s.get("payload_tokens") or 0) for s in run.steps)),
         "pages_read": float(len(pages_disclosed(run.steps))),
         "answered": 1.0 if run.status.startswith("answered") else 0.0,
         **steps_scores,

@@ -22,8 +22,6 @@ from typing import Any
 
 LAYERS = (0, 1, 2)
 LAYER_NAMES = {0: "find", 1: "tree", 2: "read"}
-TREE_TOOLS = frozenset({"get_document_tree", "search_within_paper"})
-PAGE_TOOLS = frozenset({"get_page_content", "get_page_image"})
 
 StepLike = Mapping[str, Any]
 
@@ -79,20 +77,37 @@ def backward_jumps(layers: Sequence[int]) -> int:
 
 
 def pages_without_tree(succeeded: Iterable[StepLike]) -> int:
-    """Successful page reads of a document whose tree no earlier successful call had opened.
+    """Successful reads of a document's pages before any successful structure call showed it.
 
-    Such a read means the page was chosen without the section tree (from search hits or a
-    guess), which is what the tree is there to prevent.
+    Such a read means the pages were chosen without the section tree (from search hits, a
+    passage search or a guess), which is what the tree is there to prevent. Works for every
+    strategy: a structure call is any layer-1 step (one about no single document, such as the
+    trees of all documents or an induced sub-forest, shows them all), and a read is any step
+    that disclosed pages, counted once per document it disclosed.
     """
     opened: set[str] = set()
+    every_tree_shown = False
     count = 0
     for step in succeeded:
         doc_id = step_doc_id(step)
-        if step.get("tool") in TREE_TOOLS and doc_id:
-            opened.add(doc_id)
-        elif step.get("tool") in PAGE_TOOLS and doc_id not in opened:
-            count += 1
+        if int(step.get("layer") or 0) == 1:
+            if doc_id and doc_id != "*":
+                opened.add(doc_id)
+            else:
+                every_tree_shown = True
+            continue
+        if not every_tree_shown:
+            count += sum(1 for doc in documents_read(step) if doc not in opened)
     return count
+
+
+def documents_read(step: StepLike) -> list[str]:
+    """The documents whose pages a step disclosed."""
+    spread = step.get("disclosed")
+    if isinstance(spread, Mapping) and spread:
+        return [str(doc) for doc, pages in spread.items() if pages]
+    doc_id = step_doc_id(step)
+    return [doc_id] if doc_id and step.get("pages") else []
 
 
 def step_doc_id(step: StepLike) -> str | None:

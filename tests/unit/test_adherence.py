@@ -160,3 +160,34 @@ def test_dict_is_json_native_and_summarised() -> None:
     assert line.startswith("adherence: followed find → tree → read")
     assert "1 find, 1 tree, 1 read" in line
     assert "out of order" in layer_adherence(steps[1:]).summary()
+
+
+def step(seq: int, layer: int, tool: str, **fields: Any) -> dict[str, Any]:
+    """A step of another strategy (its own tool names), successful."""
+    base = {"seq": seq, "layer": layer, "tool": tool, "args": {}, "ok": True, "error": None}
+    return {**base, "payload_tokens": 5, "pages": [], "doc_id": None, **fields}
+
+
+def test_passage_reads_without_a_tree_count_once_per_document() -> None:
+    dense = [step(1, 0, "retrieve_passages", disclosed={DOC: [1, 2], OTHER: [5]})]
+    result = layer_adherence(dense)
+    assert result.pages_without_tree == 2
+    assert not result.followed_order
+
+
+def test_a_structure_view_of_every_document_opens_them_all() -> None:
+    rit = [step(1, 1, "get_toc_structure"), step(2, 2, "get_content", doc_id=DOC, pages=[4])]
+    assert layer_adherence(rit).pages_without_tree == 0
+    no_vector = [
+        step(1, 1, "get_document_tree", args={"doc_id": "*"}),
+        step(2, 2, "get_page_content", doc_id=OTHER, pages=[2]),
+    ]
+    result = layer_adherence(no_vector)
+    assert result.pages_without_tree == 0
+    assert not result.searched_first  # no layer 0 by design
+    pageindex = [
+        step(1, 1, "pageindex_outline", doc_id=DOC),
+        step(2, 2, "pageindex_read", doc_id=DOC, pages=[6]),
+        step(3, 2, "pageindex_read", doc_id=OTHER, pages=[1]),
+    ]
+    assert layer_adherence(pageindex).pages_without_tree == 1

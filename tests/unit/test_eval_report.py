@@ -118,7 +118,7 @@ def full_records() -> list[dict[str, Any]]:
                     "correct": float((i + seed) % 5 < 4 * base),
                     "evidence_precision": base / 2 + i / 50,
                     "evidence_recall": base + i / 50,
-                    "tokens": 1000.0 * (i + 1) * (2 if strategy == "vectree" else 1),
+                    "payload_tokens": 1000.0 * (i + 1) * (2 if strategy == "vectree" else 1),
                     "layer_adherence": float(i % 2) if strategy == "vectree" else None,
                     "answer_f1": None,
                 }
