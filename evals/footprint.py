@@ -1,10 +1,11 @@
 """Index footprint: what the structural index stores against the chunk stores of the baselines.
 
 The structural index holds one entry per document plus one per top-level section; the
-``dense`` baseline stores 800-token passages (400 overlap) and ``rit`` node-aligned chunks
-of at most 512 tokens. Each entry carries one 384-float MiniLM vector and one sparse BM25
-vector; bytes are the vectors' raw size (4 bytes per float, 8 per sparse non-zero: index +
-weight), payloads not counted.
+``dense`` baseline stores 800-token passages (400 overlap), ``rit`` node-aligned chunks of at
+most 512 tokens, and RAPTOR its 250-token leaves plus cluster summaries (built offline here).
+Each entry carries one 384-float MiniLM vector and (except RAPTOR's) one sparse BM25 vector;
+bytes are the vectors' raw size (4 bytes per float, 8 per sparse non-zero: index + weight),
+payloads not counted.
 
     python -m evals.footprint --pdfs ../shared/data/pdfs [--library DIR] [--json]
 
@@ -19,11 +20,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from graph.context import AgentContext
+from graph.strategies import raptor
+from graph.strategies.base import StrategyRequest
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.chunks import SCHEMES, ChunkStore
+from store.raptor_tree import RaptorStore
 from store.search_engine import Rows
+from tools.toolbox import SearchScope
 
 FLOAT_BYTES, SPARSE_BYTES = 4, 8
 
@@ -51,12 +57,28 @@ def measure(library: Path) -> dict[str, Any]:
         stores[f"{scheme} chunks"] = {
             key: footprint[key] for key in ("points", "dense_floats", "sparse_nonzeros")
         }
+    stores["raptor trees (offline)"] = raptor_footprint(catalog)
     for footprint in stores.values():
         footprint["vector_bytes"] = (
             footprint["dense_floats"] * FLOAT_BYTES + footprint["sparse_nonzeros"] * SPARSE_BYTES
         )
     pages = sum(record["pages"] for record in catalog.library.documents())
     return {"documents": len(doc_ids), "pages": pages, "stores": stores}
+
+
+def raptor_footprint(catalog: Catalog) -> dict[str, int]:
+    """RAPTOR's cached trees (dense vectors only), built offline for every document first."""
+    request = StrategyRequest(
+        "overview",
+        SearchScope(),
+        AgentContext(library=str(catalog.library.root), strategy="raptor"),
+        catalog,
+        None,
+    )
+    raptor.run(request)
+    store = RaptorStore(catalog.library.root, raptor.summariser_variant(None), {})
+    built = store.footprint()
+    return {"points": built["nodes"], "dense_floats": built["dense_floats"], "sparse_nonzeros": 0}
 
 
 def table(result: dict[str, Any]) -> str:
