@@ -30,6 +30,46 @@ TOKENS_PLOT = "tokens_vs_headline.png"
 ADHERENCE_PLOT = "layer_adherence.png"
 
 Stat = Mapping[str, Any]
+METRIC_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "Answers and evidence",
+        (
+            "correct",
+            "correct_or_partial",
+            "accuracy",
+            "mechanical_accuracy",
+            "judge_mechanical_agreement",
+            "offline_accuracy",
+            "composite",
+            "factuality_precision",
+            "factuality_recall",
+            "factuality_f1",
+            "coverage",
+            "faithfulness",
+            "answer_cosine",
+            "answer_f1",
+            EVIDENCE_PRECISION,
+            EVIDENCE_RECALL,
+            "evidence_f1",
+            "evidence_f1_official",
+        ),
+    ),
+    ("Routing", ("routing_recall@1", "routing_recall@5", "routing_recall@10")),
+    ("Trajectory", (LAYER_ADHERENCE, "backward_jumps", "pages_without_tree", "tool_calls")),
+    (
+        "Cost",
+        (
+            "answered",
+            "pages_read",
+            PAYLOAD_TOKENS,
+            "tokens",
+            "prompt_tokens",
+            "completion_tokens",
+            "wall_s",
+        ),
+    ),
+)
+"""Report sections and their column order; a metric named nowhere goes to "Other"."""
 
 
 def write_report(out_dir: Path, results: Mapping[str, Any]) -> Path:
@@ -65,14 +105,14 @@ def format_value(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3f}"
 
 
-def format_stat(stat: Stat | None) -> str:
-    """``mean [low, high] (n=…)``, or "—" for a metric that was not computed."""
+def format_stat(stat: Stat | None, questions: int | None = None) -> str:
+    """``mean [low, high] (n=…)``, or "—" for a metric that was not computed; the n is left
+    out when every question has a value (``questions``)."""
     if not stat:
         return MISSING
     low, high = stat["ci95"]
-    return (
-        f"{format_value(stat['mean'])} [{format_value(low)}, {format_value(high)}] (n={stat['n']})"
-    )
+    count = "" if stat["n"] == questions else f" (n={stat['n']})"
+    return f"{format_value(stat['mean'])} [{format_value(low)}, {format_value(high)}]{count}"
 
 
 # -- sections ---------------------------------------------------------------------------------
@@ -105,24 +145,38 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def _results_table(strategies: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    names = _metric_names(strategies)
-    rows = [
-        [name, str(summary.get("questions", MISSING))]
-        + [format_stat((summary.get("metrics") or {}).get(m)) for m in names]
-        for name, summary in strategies.items()
-    ]
-    return [
+    lines = [
         "## Results",
         "",
         "Mean over questions (each question's seeds averaged first), 95% percentile-bootstrap "
-        f"interval over questions, n = questions with a value; {MISSING} = not computed.",
+        "interval over questions; (n=…) = questions with a value when not all have one; "
+        f"{MISSING} = not computed.",
         "",
-        *_table(["strategy", "questions", *names], rows),
     ]
+    for title, names in _groups(_metric_names(strategies)):
+        rows = [
+            [name, str(summary.get("questions", MISSING))]
+            + [
+                format_stat((summary.get("metrics") or {}).get(m), summary.get("questions"))
+                for m in names
+            ]
+            for name, summary in strategies.items()
+        ]
+        lines += [f"### {title}", "", *_table(["strategy", "questions", *names], rows)]
+    return lines
+
+
+def _groups(names: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The report's sections with the metrics present, in the sections' order."""
+    present = set(names)
+    grouped = [(title, [m for m in order if m in present]) for title, order in METRIC_GROUPS]
+    named = {m for _, order in METRIC_GROUPS for m in order}
+    grouped.append(("Other", [m for m in names if m not in named]))
+    return [(title, metrics) for title, metrics in grouped if metrics]
 
 
 def _seed_table(strategies: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    names = _metric_names(strategies)
+    names = [m for _, metrics in _groups(_metric_names(strategies)) for m in metrics]
     rows = [
         [name, seed] + [format_value(means.get(m)) for m in names]
         for name, summary in strategies.items()
