@@ -268,7 +268,8 @@ def _bars(
     """
     if not any(_stat(s, m) for s in strategies.values() for m in metrics):
         return None
-    figure = Figure(figsize=(max(4.0, 1.2 * len(strategies) * len(metrics)), 3.5))
+    width_inches = min(12.0, max(4.0, 0.6 * len(strategies) * len(metrics)))
+    figure = Figure(figsize=(width_inches, 4.0))
     axes = figure.subplots()
     width = 0.8 / len(metrics)
     names = list(strategies)
@@ -314,8 +315,9 @@ def _tokens_plot(
     ]
     if not points:
         return None
-    figure = Figure(figsize=(5.0, 3.5))
+    figure = Figure(figsize=(7.0, 4.5))
     axes = figure.subplots()
+    axes.set_xscale("log")  # payloads differ by orders of magnitude between strategies
     for name, tokens, score in points:
         axes.errorbar(
             tokens["mean"],

@@ -10,6 +10,17 @@ from pathlib import Path
 from graph.cli_common import EXIT_ERROR, EXIT_OK, positive_int, print_json
 from graph.context import STRATEGIES
 
+SUMMARY_METRICS = (
+    "correct",
+    "accuracy",
+    "offline_accuracy",
+    "evidence_precision",
+    "evidence_recall",
+    "answer_f1",
+    "routing_recall@5",
+    "pages_read",
+    "payload_tokens",
+)
 EVAL_HELP = (
     "Run a benchmark through one or more strategies and write results.json, questions.jsonl "
     "and report.md (resumable: finished questions are not re-run)."
@@ -73,10 +84,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return EXIT_OK
     for name, summary in results["strategies"].items():
         shown = []
-        for metric in ("evidence_precision", "evidence_recall", "answer_f1", "correct", "tokens"):
+        for metric in SUMMARY_METRICS:
             stat = summary["metrics"].get(metric)
             if stat:
-                shown.append(f"{metric} {stat['mean']:.3f}")
+                shown.append(f"{metric} {stat['mean']:,.3f}".rstrip("0").rstrip("."))
         print(f"{name:>15} ({summary['questions']} questions): " + ", ".join(shown))
     print(f"\n{out / 'report.md'}")
     return EXIT_OK
