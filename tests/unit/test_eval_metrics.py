@@ -150,7 +150,9 @@ def test_routing_recall_at_k_over_distinct_documents() -> None:
 
 
 def step(seq: int, layer: int, tool: str, doc_id: str | None = None) -> dict[str, Any]:
-    return {"seq": seq, "layer": layer, "tool": tool, "ok": True, "doc_id": doc_id}
+    """A successful step; page reads (layer 2) disclose a page, as recorded ones do."""
+    pages = [3] if layer == 2 else []
+    return {"seq": seq, "layer": layer, "tool": tool, "ok": True, "doc_id": doc_id, "pages": pages}
 
 
 def test_adherence_scores_of_an_ordered_and_a_jumping_trajectory() -> None:
