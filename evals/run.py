@@ -233,7 +233,7 @@ def run_eval(config: EvalConfig, progress: bool = True) -> dict[str, Any]:
     judge = _judge()
     scoring = QuestionContext(
         keys={doc_id: key for key, doc_id in keys.items()},
-        page_text=_page_reader(config.library),
+        doc_pages=_page_reader(config.library),
         corpus_setting=config.setting == "corpus",
         judge=judge,
     )
@@ -286,6 +286,8 @@ def _evaluate(
         "qid": question.qid,
         "question": question.question,
         "doc_keys": list(question.doc_keys),
+        "type": question.qtype,
+        "unmapped_evidence": question.unmapped_evidence,
         "answer": run.answer,
         "status": run.status,
         "evidence_read": [[scoring.keys.get(doc, doc), page] for doc, page in _pages(run.steps)],
@@ -306,21 +308,22 @@ def _pages(steps: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 def _judge() -> Judge | None:
     """The LLM judge when a judge endpoint is configured (VECTREE_JUDGE_*), else None."""
-    model = JudgeSettings.from_env().chat_model()
+    settings = JudgeSettings.from_env()
+    model = settings.chat_model() if settings.configured else None
     return Judge(model) if model is not None else None
 
 
-def _page_reader(library_root: Path) -> Callable[[str, int], str]:
+def _page_reader(library_root: Path) -> Callable[[str], list[str]]:
+    """A document's page texts, read once per evaluation."""
     library = open_catalog(library_root).library
     cache: dict[str, list[str]] = {}
 
-    def page_text(doc_id: str, page: int) -> str:
-        pages = cache.get(doc_id)
-        if pages is None:
-            pages = cache[doc_id] = library.pages(doc_id) if library.has(doc_id) else []
-        return pages[page - 1] if 0 < page <= len(pages) else ""
+    def doc_pages(doc_id: str) -> list[str]:
+        if doc_id not in cache:
+            cache[doc_id] = library.pages(doc_id) if library.has(doc_id) else []
+        return cache[doc_id]
 
-    return page_text
+    return doc_pages
 
 
 # -- results --------------------------------------------------------------------------------------

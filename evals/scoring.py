@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals import metrics
-from evals.datasets import EvalQuestion
+from evals.datasets import EvalQuestion, passage_pages
 from evals.judges import Judge, JudgeFailure, JudgeResult, answer_cosine
 from graph.citations import CITATION
 from graph.navigator import EXTRACTIVE_NOTE
@@ -119,9 +119,16 @@ class QuestionContext:
     """What scoring needs beyond the run: document keys of doc ids, page texts, the setting."""
 
     keys: Mapping[str, str]
-    page_text: Callable[[str, int], str]
+    doc_pages: Callable[[str], list[str]]
     corpus_setting: bool
     judge: Judge | None = None
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        pages = self.doc_pages(doc_id)
+        return pages[page - 1] if 0 < page <= len(pages) else ""
+
+    def doc_id(self, key: str) -> str | None:
+        return next((doc for doc, known in self.keys.items() if known == key), None)
 
 
 def score_run(question: EvalQuestion, run: RunOutput, ctx: QuestionContext) -> Scored:
@@ -157,6 +164,9 @@ def _qasper(x: Scoring) -> None:
     scored.scores["evidence_f1_official"] = metrics.qasper_evidence_f1(
         x.read, question.evidence_sets
     )
+    scored.scores["evidence_f1_official_text"] = metrics.qasper_evidence_f1(
+        x.read, question.text_evidence_sets
+    )
     if ctx.judge is not None:
         references = [str(a["text"]) for a in question.answers]
         verdict = _judged(
@@ -172,6 +182,7 @@ def _litqa2(x: Scoring) -> None:
     correct = question.correct_option
     offline = metrics.offline_option(question.question, question.options, x.texts)
     scored.scores["offline_accuracy"] = 1.0 if offline == correct else 0.0
+    scored.scores["key_passage_page_recall"] = _key_passage_recall(x)
     if ctx.judge is None:
         return
     answer = answer_text(run.answer)
@@ -183,6 +194,19 @@ def _litqa2(x: Scoring) -> None:
     if judged is not None:
         scored.scores["accuracy"] = 1.0 if judged.value == correct else 0.0
         scored.scores["judge_mechanical_agreement"] = 1.0 if judged.value == mechanical else 0.0
+
+
+def _key_passage_recall(x: Scoring) -> float | None:
+    """LitQA2's mapped-page diagnostic: the share of the pages printing the key passage that
+    the run read (None when the passage is not found in the PDF text, which is common)."""
+    gold: set[tuple[str, int]] = set()
+    for key in x.question.doc_keys:
+        doc_id = x.ctx.doc_id(key)
+        if doc_id is None:
+            continue
+        for passage in x.question.evidence_texts:
+            gold |= {(key, page) for page in passage_pages(passage, x.ctx.doc_pages(doc_id))}
+    return len(gold & x.read) / len(gold) if gold else None
 
 
 def _financebench(x: Scoring) -> None:

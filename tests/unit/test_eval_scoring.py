@@ -67,9 +67,7 @@ def test_a_qasper_run_is_scored_against_the_best_annotator_in_dataset_keys() -> 
         usage={"prompt_tokens": 100, "completion_tokens": 20},
         wall_s=0.5,
     )
-    ctx = QuestionContext(
-        keys={"bbbb": "1901.00001"}, page_text=lambda d, p: "", corpus_setting=True
-    )
+    ctx = QuestionContext(keys={"bbbb": "1901.00001"}, doc_pages=lambda d: [], corpus_setting=True)
     scores = score_run(question, run, ctx).scores
     assert scores["evidence_precision"] == 0.5  # pages 4 and 5 read, page 4 is gold
     assert scores["evidence_recall"] == 1.0
@@ -79,4 +77,35 @@ def test_a_qasper_run_is_scored_against_the_best_annotator_in_dataset_keys() -> 
     assert scores["routing_recall@1"] == 0.0  # the search ranked another document first
     assert scores["routing_recall@5"] == 1.0
     assert scores["layer_adherence"] == 1.0
+    assert scores["evidence_f1_official_text"] == 0.0  # no text-only sets given here
     assert "correct" not in scores  # no judge, no judged metric
+
+
+def test_litqa2_key_passage_pages_are_a_diagnostic_of_what_was_read() -> None:
+    question = EvalQuestion(
+        qid="l1",
+        dataset="litqa2",
+        question="Which enzyme?",
+        doc_keys=("10.1/x",),
+        options=("hexokinase", "phosphatase"),
+        correct_option=0,
+        evidence_texts=("The enzyme was hexokinase in every assay.",),
+    )
+    pages = ["Intro text.", "Results: the enzyme was hexokinase in every assay.", "Methods."]
+    run = RunOutput(
+        answer="hexokinase",
+        status="answered",
+        steps=[{**STEPS[2], "doc_id": "dddd", "pages": [2]}],
+        usage={},
+        wall_s=0.1,
+    )
+    ctx = QuestionContext(keys={"dddd": "10.1/x"}, doc_pages=lambda d: pages, corpus_setting=False)
+    scores = score_run(question, run, ctx).scores
+    assert scores["key_passage_page_recall"] == 1.0
+    assert (
+        scores["offline_accuracy"] == 1.0
+    )  # page 2 supports option A; the gold label is not an input
+    unread = RunOutput(
+        "hexokinase", "answered", [{**STEPS[2], "doc_id": "dddd", "pages": [3]}], {}, 0
+    )
+    assert score_run(question, unread, ctx).scores["key_passage_page_recall"] == 0.0
