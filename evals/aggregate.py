@@ -34,18 +34,16 @@ def aggregate(records: Iterable[Record], seed: int = 0) -> dict[str, dict[str, A
     those questions. A metric appears with None when it was named but never computed (e.g.
     every judgment failed). Seed keys are strings so the result survives a JSON round trip.
     """
-    by_strategy: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        by_strategy[str(record["strategy"])].append(record)
-    return {name: _summarise(rows, seed) for name, rows in by_strategy.items()}
+    return {name: _summarise(rows, seed) for name, rows in _grouped(records, "strategy").items()}
 
 
 def _summarise(records: Sequence[Record], seed: int) -> dict[str, Any]:
     names = _metric_names(records)
+    questions = list(_grouped(records, "qid").values())
     failures = Counter(m for r in records for m in r.get("judge_failures") or {})
     return {
-        "questions": len({str(r["qid"]) for r in records}),
-        "metrics": {m: _interval(_question_means(records, m), seed) for m in names},
+        "questions": len(questions),
+        "metrics": {m: _interval(_question_means(questions, m), seed) for m in names},
         "per_seed": _seed_means(records, names),
         "judge_failures": {m: failures[m] for m in names if failures[m]},
     }
@@ -65,11 +63,17 @@ def _values(records: Iterable[Record], metric: str) -> list[float]:
     return [float(s[metric]) for s in scores if s.get(metric) is not None]
 
 
-def _question_means(records: Sequence[Record], metric: str) -> list[float]:
-    by_question: dict[str, list[Record]] = defaultdict(list)
+def _grouped(records: Iterable[Record], key: str) -> dict[str, list[Record]]:
+    """Records by ``str(record[key])``, groups in first-seen order."""
+    groups: dict[str, list[Record]] = defaultdict(list)
     for record in records:
-        by_question[str(record["qid"])].append(record)
-    means = (_values(rows, metric) for rows in by_question.values())
+        groups[str(record[key])].append(record)
+    return groups
+
+
+def _question_means(questions: Iterable[Sequence[Record]], metric: str) -> list[float]:
+    """Each question's mean over its seeds, for the questions with a value."""
+    means = (_values(rows, metric) for rows in questions)
     return [fmean(values) for values in means if values]
 
 
@@ -82,9 +86,7 @@ def _interval(values: list[float], seed: int) -> dict[str, Any] | None:
 
 
 def _seed_means(records: Sequence[Record], names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    by_seed: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        by_seed[str(record["seed"])].append(record)
+    by_seed = _grouped(records, "seed")
     return {
         seed: {m: fmean(v) if (v := _values(rows, m)) else None for m in names}
         for seed, rows in sorted(by_seed.items(), key=lambda item: _seed_order(item[0]))

@@ -74,6 +74,11 @@ class LoadedDataset:
     def exclude(self, qid: str, reason: str) -> None:
         self.excluded.append({"qid": qid, "reason": reason})
 
+    def add(self, question: EvalQuestion, found: Mapping[str, Path | str | None]) -> None:
+        """Keep a question and the sources found for its documents."""
+        self.questions.append(question)
+        self.sources.update({key: src for key, src in found.items() if src is not None})
+
 
 def collapse(text: str) -> str:
     """Whitespace collapsed to single spaces, as QASPER pages are stored."""
@@ -226,7 +231,7 @@ def load_litqa2(path: Path, pdf_dir: Path, seed: int = 0) -> LoadedDataset:
             continue
         options, correct = shuffled_options(row, f"{seed}:{qid}")
         passage = str(row.get("key-passage") or row.get("key_passage") or "")
-        loaded.questions.append(
+        loaded.add(
             EvalQuestion(
                 qid=qid,
                 dataset="litqa2",
@@ -237,9 +242,9 @@ def load_litqa2(path: Path, pdf_dir: Path, seed: int = 0) -> LoadedDataset:
                 correct_option=correct,
                 qtype="mcq",
                 evidence_texts=(passage,) if passage else (),
-            )
+            ),
+            found,
         )
-        loaded.sources.update({doi: pdf for doi, pdf in found.items() if pdf is not None})
     return loaded
 
 
@@ -297,7 +302,7 @@ def load_financebench(path: Path, pdf_dir: Path) -> LoadedDataset:
             loaded.exclude(qid, _missing_reason(missing, lambda d: f"{d}.pdf"))
             continue
         pages = [_financebench_page(e, main_doc) for e in evidence]
-        loaded.questions.append(
+        loaded.add(
             EvalQuestion(
                 qid=qid,
                 dataset="financebench",
@@ -309,9 +314,9 @@ def load_financebench(path: Path, pdf_dir: Path) -> LoadedDataset:
                 qtype=str(row.get("question_type") or ""),
                 unmapped_evidence=pages.count(None),
                 evidence_texts=tuple(str(e.get("evidence_text") or "") for e in evidence),
-            )
+            ),
+            found,
         )
-        loaded.sources.update({doc: pdf for doc, pdf in found.items() if pdf is not None})
     return loaded
 
 
@@ -346,7 +351,7 @@ def load_mosaic(path: Path, pdf_dir: Path | None = None) -> LoadedDataset:
             loaded.exclude(qid, _missing_reason(missing, lambda d: f"{d}.pdf"))
             continue
         pages = [_mosaic_page(e) for e in evidence]
-        loaded.questions.append(
+        loaded.add(
             EvalQuestion(
                 qid=qid,
                 dataset="mosaic",
@@ -357,9 +362,9 @@ def load_mosaic(path: Path, pdf_dir: Path | None = None) -> LoadedDataset:
                 reasoning=_chain_text(row.get("reasoning_chain")),
                 qtype=str(row.get("type") or ""),
                 unmapped_evidence=pages.count(None),
-            )
+            ),
+            found,
         )
-        loaded.sources.update({doc: src for doc, src in found.items() if src is not None})
     return loaded
 
 

@@ -15,7 +15,7 @@ import math
 import re
 import string
 from collections import Counter
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -285,13 +285,11 @@ def offline_option(
     idf = _idf(sentences)
     words = [set(_content_words(option)) for option in options]
     shared = set.intersection(*words)
-    question_words = set(_content_words(question))
+    on_question = _coverage(set(_content_words(question)), idf)
+    lift = [1 + on_question(s) for s in sentences]
     scores = [
-        max(
-            _covered(option - shared, s, idf) * (1 + _covered(question_words, s, idf)) / 2
-            for s in sentences
-        )
-        for option in words
+        max(covered(s) * up / 2 for s, up in zip(sentences, lift, strict=True))
+        for covered in (_coverage(option - shared, idf) for option in words)
     ]
     best = max(scores)
     winners = [i for i, score in enumerate(scores) if math.isclose(score, best)]
@@ -303,17 +301,18 @@ def _content_words(text: str) -> list[str]:
 
 
 def _idf(sentences: list[set[str]]) -> dict[str, float]:
-    """Smoothed idf over evidence sentences (``_covered`` gives unseen words the top weight)."""
+    """Smoothed idf over evidence sentences (``_coverage`` gives unseen words the top weight)."""
     df = Counter(word for sentence in sentences for word in sentence)
     total = len(sentences)
     return {word: math.log((total + 1) / (count + 1)) + 1 for word, count in df.items()}
 
 
-def _covered(words: set[str], sentence: set[str], idf: Mapping[str, float]) -> float:
-    """Idf-weighted share of ``words`` that ``sentence`` contains (0.0 for no words)."""
+def _coverage(words: set[str], idf: Mapping[str, float]) -> Callable[[set[str]], float]:
+    """The idf-weighted share of ``words`` a sentence contains (0.0 for no words), as a
+    function of the sentence; words unseen in the evidence weigh the most."""
     unseen = max(idf.values(), default=1.0)
     total = sum(idf.get(w, unseen) for w in words)
-    return sum(idf[w] for w in words & sentence) / total if total else 0.0
+    return lambda sentence: sum(idf[w] for w in words & sentence) / total if total else 0.0
 
 
 # -- MOSAIC composite, bootstrap --------------------------------------------------------------

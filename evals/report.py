@@ -156,10 +156,7 @@ def _results_table(strategies: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for title, names in _groups(_metric_names(strategies)):
         rows = [
             [name, str(summary.get("questions", MISSING))]
-            + [
-                format_stat((summary.get("metrics") or {}).get(m), summary.get("questions"))
-                for m in names
-            ]
+            + [format_stat(_stat(summary, m), summary.get("questions")) for m in names]
             for name, summary in strategies.items()
         ]
         lines += [f"### {title}", "", *_table(["strategy", "questions", *names], rows)]
@@ -275,9 +272,11 @@ def _bars(
     names = list(strategies)
     for offset, metric in enumerate(metrics):
         shift = (offset - (len(metrics) - 1) / 2) * width
-        points = [(i, st) for i, n in enumerate(names) if (st := _stat(strategies[n], metric))]
+        points = []
         for i, name in enumerate(names):
-            if not _stat(strategies[name], metric):
+            if stat := _stat(strategies[name], metric):
+                points.append((i, stat))
+            else:
                 axes.text(i + shift, 0.02, MISSING, ha="center", fontsize=14)
         if points:
             errors = list(zip(*(_error(st) for _, st in points), strict=True))

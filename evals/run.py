@@ -40,6 +40,7 @@ from evals.judges import Judge, JudgeSettings
 from evals.metrics import option_letter
 from evals.report import write_report
 from evals.scoring import QuestionContext, RunOutput, score_run
+from graph.agent import compile_agent
 from graph.context import AgentContext
 from graph.strategies import CHUNK_SCHEMES
 from ingest.context import IngestContext
@@ -237,8 +238,6 @@ def run_eval(config: EvalConfig, progress: bool = True) -> dict[str, Any]:
         corpus_setting=config.setting == "corpus",
         judge=judge,
     )
-    from graph.agent import compile_agent
-
     graph = compile_agent()
     todo = [(strategy, seed) for strategy in config.strategies for seed in range(config.seeds)]
     total = len(todo) * len(runnable)
@@ -290,7 +289,7 @@ def _evaluate(
         "unmapped_evidence": question.unmapped_evidence,
         "answer": run.answer,
         "status": run.status,
-        "evidence_read": [[scoring.keys.get(doc, doc), page] for doc, page in _pages(run.steps)],
+        "evidence_read": [list(pair) for pair in scored.evidence_read],
         "trajectory": run.steps,
         "usage": run.usage,
         "wall_s": round(run.wall_s, 4),
@@ -298,12 +297,6 @@ def _evaluate(
         "judge_failures": scored.judge_failures,
         "judge_tokens": scored.judge_tokens,
     }
-
-
-def _pages(steps: list[dict[str, Any]]) -> list[tuple[str, int]]:
-    from evals.scoring import pages_disclosed
-
-    return pages_disclosed(steps)
 
 
 def _judge() -> Judge | None:

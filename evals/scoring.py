@@ -44,6 +44,7 @@ class Scored:
     scores: Scores = field(default_factory=dict)
     judge_failures: dict[str, str] = field(default_factory=dict)
     judge_tokens: int = 0
+    evidence_read: list[tuple[str, int]] = field(default_factory=list)  # dataset keys, in order
 
 
 def pages_disclosed(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
@@ -81,7 +82,7 @@ def answer_text(answer: str) -> str:
     return " ".join(BULLET.sub("", text).split())
 
 
-def base_scores(run: RunOutput, steps_scores: Scores) -> Scores:
+def base_scores(run: RunOutput, pages_read: int) -> Scores:
     """Cost and trajectory scores every dataset reports. ``tokens`` are model tokens (none for
     an offline strategy that calls no model); ``payload_tokens`` are what its tools returned,
     i.e. what a model would have had to read, comparable across strategies offline."""
@@ -94,9 +95,9 @@ def base_scores(run: RunOutput, steps_scores: Scores) -> Scores:
         "wall_s": run.wall_s,
         "tool_calls": float(len(run.steps)),
         metrics.PAYLOAD_TOKENS: float(sum(int(s.get("payload_tokens") or 0) for s in run.steps)),
-        "pages_read": float(len(pages_disclosed(run.steps))),
+        "pages_read": float(pages_read),
         "answered": 1.0 if run.status.startswith("answered") else 0.0,
-        **steps_scores,
+        **metrics.adherence_scores(run.steps),
     }
 
 
@@ -134,8 +135,9 @@ class QuestionContext:
 def score_run(question: EvalQuestion, run: RunOutput, ctx: QuestionContext) -> Scored:
     """Every metric of the question's dataset that can be computed here."""
     disclosed = pages_disclosed(run.steps)
-    read = {(ctx.keys.get(doc, doc), page) for doc, page in disclosed}
-    scored = Scored(scores=base_scores(run, metrics.adherence_scores(run.steps)))
+    in_order = [(ctx.keys.get(doc, doc), page) for doc, page in disclosed]
+    read = set(in_order)
+    scored = Scored(scores=base_scores(run, len(disclosed)), evidence_read=in_order)
     scored.scores.update(evidence_scores(read, question))
     if ctx.corpus_setting:
         ranked = [ctx.keys.get(doc, doc) for doc in documents_in_order(run.steps)]

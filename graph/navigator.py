@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,10 +196,8 @@ class NavigatorChatModel(BaseChatModel):
         reads = len(view.artifacts("get_page_content"))
         if self.stop_score is None or reads >= self.sections_to_read:
             return True
-        sentences = [s for _, _, s in _read_sentences(view)]
-        return (
-            bool(sentences) and float(relevance(view.question, sentences).max()) >= self.stop_score
-        )
+        read = [s for _, _, text in _read_pages(view) for s in sentences(text)]
+        return bool(read) and float(relevance(view.question, read).max()) >= self.stop_score
 
     def _next_without_tree(self, view: Conversation) -> AIMessage:
         """The ``no-tree`` ablation: search, then read the pages of the sections the search
@@ -283,10 +282,6 @@ def _read_pages(view: Conversation) -> list[tuple[str, int, str]]:
     ]
 
 
-def _read_sentences(view: Conversation) -> list[tuple[str, int, str]]:
-    return [(d, p, s) for d, p, text in _read_pages(view) for s in _sentences(text)]
-
-
 def extractive_answer(
     question: str,
     pages: list[tuple[str, int, str]],
@@ -298,15 +293,15 @@ def extractive_answer(
     ``pages`` are (doc_id, page, text) in reading order; ``labels`` give 'Author et al., Year'.
     Every offline reader (the navigator and the other strategies) answers this way.
     """
-    sentences = [
-        (doc_id, page, sentence) for doc_id, page, text in pages for sentence in _sentences(text)
+    candidates = [
+        (doc_id, page, sentence) for doc_id, page, text in pages for sentence in sentences(text)
     ]
-    if not sentences:
+    if not candidates:
         return f"{EXTRACTIVE_NOTE}\nNothing relevant was found in the pages that could be read."
-    scores = relevance(question, [s for _, _, s in sentences])
+    scores = relevance(question, [s for _, _, s in candidates])
     picked: list[str] = []
     for index in np.argsort(-scores, kind="stable"):
-        doc_id, page, sentence = sentences[int(index)]
+        doc_id, page, sentence = candidates[int(index)]
         if any(sentence == p.split(" (")[0] for p in picked):
             continue
         label = labels.get(doc_id, "Anon., n.d.")
@@ -328,10 +323,10 @@ def _labels(view: Conversation) -> dict[str, str]:
     return labels
 
 
-def _sentences(page_text: str) -> list[str]:
-    """Readable sentences of a page (markdown removed), 6–60 words."""
+def sentences(page_text: str, min_words: int = 6) -> list[str]:
+    """Readable sentences of a page (markdown removed), ``min_words``–60 words."""
     text = clean_text(page_text)
-    return [s for s in SENTENCE.split(text) if 6 <= len(s.split()) <= 60]
+    return [s for s in SENTENCE.split(text) if min_words <= len(s.split()) <= 60]
 
 
 def relevance(question: str, texts: list[str]) -> np.ndarray:
@@ -340,19 +335,24 @@ def relevance(question: str, texts: list[str]) -> np.ndarray:
     Dense scoring is the expensive part on a CPU, so only the lexically best DENSE_POOL texts
     (cut to DENSE_WORDS words, embedded in small length-sorted batches) get a dense score.
     """
-    query = set(content_words(question))
-    docs = [set(content_words(t)) for t in texts]
-    df = Counter(w for d in docs for w in d)
-    n = len(texts)
-    weight = {w: math.log(1 + n / (1 + df[w])) for w in query}
-    total = sum(weight.values()) or 1.0
-    lexical = np.array([sum(weight[w] for w in query & d) / total for d in docs])
+    lexical = lexical_relevance(question, texts)
     pool = np.argsort(-lexical, kind="stable")[:DENSE_POOL]
-    dense = np.zeros(n, dtype=np.float32)
+    dense = np.zeros(len(texts), dtype=np.float32)
     dense[pool] = _dense_similarity(
         question, [" ".join(texts[i].split()[:DENSE_WORDS]) for i in pool]
     )
     return 0.5 * lexical + 0.5 * dense
+
+
+def lexical_relevance(question: str, texts: Sequence[str]) -> np.ndarray:
+    """Idf-weighted share of the question's content words each text contains (idf over the
+    texts themselves), 0–1."""
+    query = set(content_words(question))
+    docs = [query & set(content_words(t)) for t in texts]
+    df = Counter(w for d in docs for w in d)
+    weight = {w: math.log(1 + len(texts) / (1 + df[w])) for w in query}
+    total = sum(weight.values()) or 1.0
+    return np.array([sum(weight[w] for w in d) / total for d in docs])
 
 
 def _dense_similarity(question: str, texts: list[str]) -> np.ndarray:

@@ -116,8 +116,8 @@ def _all_trees(context: AgentContext, state: AgentState, seq: int) -> _Trees:
     """The ``no-vector`` ablation: with no document search, the model starts from the trees
     of every document in scope, all in its first message (recorded as one layer-1 step)."""
     toolbox = _toolbox(context, state)
-    request = StrategyRequest("", toolbox.scope, context, toolbox.catalog, None)
-    results = [toolbox.call("get_document_tree", {"doc_id": d}) for d in request.scoped_doc_ids()]
+    doc_ids = toolbox.scope.documents(toolbox.catalog)
+    results = [toolbox.call("get_document_tree", {"doc_id": d}) for d in doc_ids]
     text = "Section trees of every document in the library:\n\n" + "\n\n".join(
         r.text for r in results
     )

@@ -60,7 +60,7 @@ class RaptorNode:
 
     @property
     def text(self) -> str:
-        return "\n".join(text for _, text in self.segments)
+        return _join(self.segments)
 
     def payload(self) -> dict[str, Any]:
         return {

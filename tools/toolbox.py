@@ -21,6 +21,7 @@ from ingest.tree import walk
 from store.catalog import Catalog
 from store.embeddings import count_tokens
 from store.index import IndexLockedError
+from store.search_engine import SearchFilters, engine_for
 from tools import formatting
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
 from tools.search import DocumentSearch, GateSettings, rrf
@@ -69,6 +70,16 @@ class SearchScope:
             k: v for k, v in (filters or {}).items() if k in FILTER_KEYS and v not in ("", None)
         }
         return cls(doc_ids=tuple(doc_ids or ()), **known)
+
+    def documents(self, catalog: Catalog) -> list[str]:
+        """The documents a run in this scope may use: its doc_ids that exist, else every
+        document passing its filters."""
+        if self.doc_ids:
+            return [d for d in self.doc_ids if catalog.library.has(d)]
+        filters = SearchFilters(
+            year_min=self.year_min, year_max=self.year_max, journal=self.journal, author=self.author
+        )
+        return [d.doc_id for d in engine_for(catalog).documents(filters)]
 
 
 def failure(message: str) -> ToolResult:

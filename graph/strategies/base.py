@@ -75,6 +75,13 @@ class Usage:
         self.prompt_tokens += sum(count_tokens(_message_text(m)) for m in prompt)
         self.completion_tokens += count_tokens(_message_text(reply))
 
+    def merge(self, other: Usage) -> None:
+        """Add another meter's counts (a sub-search run with its own recorder)."""
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.model_calls += other.model_calls
+        self.estimated = self.estimated or other.estimated
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "prompt_tokens": self.prompt_tokens,
@@ -104,10 +111,7 @@ class Recorder:
     ) -> Step:
         """One call, in order. ``disclosed`` pages become citable (only when the call worked)."""
         reads = [] if error else list(dict.fromkeys(disclosed))
-        for doc_id, page in reads:
-            known = self.pages_read.setdefault(doc_id, [])
-            if page not in known:
-                known.append(page)
+        self._note_pages(reads)
         docs = list(dict.fromkeys(doc for doc, _ in reads))
         step = Step(
             seq=len(self.steps) + 1,
@@ -124,6 +128,22 @@ class Recorder:
             step["disclosed"] = {doc: [p for d, p in reads if d == doc] for doc in docs}
         self.steps.append(step)
         return step
+
+    def absorb(self, part: Recorder) -> None:
+        """Append another recorder's steps (numbered on from these), pages and usage: the
+        log of a sub-search that ran with its own recorder."""
+        for step in part.steps:
+            renumbered = step.copy()
+            renumbered["seq"] = len(self.steps) + 1
+            self.steps.append(renumbered)
+        self._note_pages((d, p) for d, pages in part.pages_read.items() for p in pages)
+        self.usage.merge(part.usage)
+
+    def _note_pages(self, reads: Iterable[tuple[str, int]]) -> None:
+        for doc_id, page in reads:
+            known = self.pages_read.setdefault(doc_id, [])
+            if page not in known:
+                known.append(page)
 
     def ask(self, model: Runnable[Any, Any], messages: list[BaseMessage]) -> AIMessage:
         """One model call (a chat model, or one with tools bound), with its tokens counted."""
@@ -150,20 +170,8 @@ class StrategyRequest:
         return author_label(list(meta.get("authors") or []), meta.get("year"))
 
     def scoped_doc_ids(self) -> list[str]:
-        """The documents this run may use: the caller's doc_ids, else every document that
-        passes the caller's filters."""
-        from store.search_engine import SearchFilters, engine_for
-
-        scope = self.scope
-        if scope.doc_ids:
-            return [d for d in scope.doc_ids if self.catalog.library.has(d)]
-        filters = SearchFilters(
-            year_min=scope.year_min,
-            year_max=scope.year_max,
-            journal=scope.journal,
-            author=scope.author,
-        )
-        return [d.doc_id for d in engine_for(self.catalog).documents(filters)]
+        """The documents this run may use (see ``SearchScope.documents``)."""
+        return self.scope.documents(self.catalog)
 
 
 @dataclass

@@ -20,14 +20,12 @@ Offline (no model), retrieval is the same and the answer comes from the extracti
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
-from graph.navigator import content_words
+from graph.navigator import lexical_relevance
 from graph.state import Step
 from graph.strategies.base import (
     Passage,
@@ -96,13 +94,9 @@ def token_windows(text: str, size: int) -> list[str]:
 
 
 def term_coverage(query: str, texts: Sequence[str]) -> list[float]:
-    """Share of the query's content words each text contains, weighted by idf over the texts."""
-    wanted = set(content_words(query))
-    present = [wanted & set(content_words(t)) for t in texts]
-    df = Counter(w for words in present for w in words)
-    weight = {w: math.log(1 + len(texts) / (1 + df[w])) for w in wanted}
-    total = sum(weight.values()) or 1.0
-    return [sum(weight[w] for w in words) / total for words in present]
+    """Share of the query's content words each text contains, weighted by idf over the texts
+    (the navigator's lexical relevance)."""
+    return [float(c) for c in lexical_relevance(query, texts)]
 
 
 def rerank(query: str, hits: list[ScoredChunk], reranker: Reranker) -> list[ScoredChunk]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -145,6 +145,15 @@ class DocumentTree:
         node = self.nodes[node_id]
         return list(range(max(1, node["start_page"]), min(node["end_page"], len(self.pages)) + 1))
 
+    def node_words(self, node_id: str) -> set[str]:
+        """The content words of a node's title and summary."""
+        node = self.nodes[node_id]
+        return set(content_words(f"{node['title']} {node['summary']}"))
+
+    def passage(self, pages: Iterable[int]) -> Passage:
+        """The text of the given pages, page by page."""
+        return Passage(self.doc_id, tuple((p, self.pages[p - 1]) for p in pages))
+
     def caption_node(self, kind: str, label: str) -> str | None:
         """The deepest node holding the page where the table or figure's caption is printed."""
         words = "Table|Tab\\." if kind == "Table" else "Figure|Fig\\."
@@ -239,15 +248,21 @@ def offered_references(tree: DocumentTree, text: str, read_pages: set[int]) -> d
     return offered
 
 
-def parse_action(text: str) -> dict[str, Any]:
-    """The first JSON object with an "action" field in a reply (prose or fences around it are
-    tolerated, since models add them)."""
+def json_values(text: str, openers: str = "{") -> Iterator[Any]:
+    """The JSON values embedded in a reply, in order: one per opening character in ``openers``
+    where a valid value starts (prose or fences around them are tolerated, since models add
+    them)."""
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    for match in re.finditer(f"[{re.escape(openers)}]", text):
         try:
-            value, _ = decoder.raw_decode(text, match.start())
+            yield decoder.raw_decode(text, match.start())[0]
         except json.JSONDecodeError:
             continue
+
+
+def parse_action(text: str) -> dict[str, Any]:
+    """The first JSON object with an "action" field in a reply."""
+    for value in json_values(text):
         if isinstance(value, dict) and "action" in value:
             return value
     raise InvalidAction(
@@ -433,7 +448,7 @@ class TreeSearch:
             raise InvalidAction("no reads left; answer from what you read")
         available = self.tree.node_pages(node_id)
         pages = available[: self.page_cap]
-        passage = Passage(self.tree.doc_id, tuple((p, self.tree.pages[p - 1]) for p in pages))
+        passage = self.tree.passage(pages)
         self.recorder.record(
             2,
             "pageindex_read",
@@ -537,9 +552,10 @@ def followable_reference(search: TreeSearch) -> tuple[str, str] | None:
     wanted = set(content_words(search.question))
     best: tuple[int, str, str] | None = None
     for ref, node_id in search.referenced.items():
-        node = search.tree.nodes[node_id]
-        shared = len(wanted & set(content_words(f"{node['title']} {node['summary']}")))
-        if node_id not in search.read_ids and shared and (best is None or shared > best[0]):
+        if node_id in search.read_ids:
+            continue
+        shared = len(wanted & search.tree.node_words(node_id))
+        if shared and (best is None or shared > best[0]):
             best = (shared, ref, node_id)
     return None if best is None else (best[1], best[2])
 
@@ -615,23 +631,8 @@ def search_documents(request: StrategyRequest, trees: list[DocumentTree]) -> lis
         with ThreadPoolExecutor(max_workers=len(searches)) as pool:
             list(pool.map(drive, searches))
     for search in searches:
-        merge_log(request.recorder, search.recorder)
+        request.recorder.absorb(search.recorder)
     return searches
-
-
-def merge_log(main: Recorder, part: Recorder) -> None:
-    """Append a search's steps (numbered on from the run's), its pages and its model usage."""
-    for step in part.steps:
-        renumbered = step.copy()
-        renumbered["seq"] = len(main.steps) + 1
-        main.steps.append(renumbered)
-    for doc_id, pages in part.pages_read.items():
-        known = main.pages_read.setdefault(doc_id, [])
-        known.extend(p for p in pages if p not in known)
-    main.usage.prompt_tokens += part.usage.prompt_tokens
-    main.usage.completion_tokens += part.usage.completion_tokens
-    main.usage.model_calls += part.usage.model_calls
-    main.usage.estimated = main.usage.estimated or part.usage.estimated
 
 
 def conclude(request: StrategyRequest, searches: list[TreeSearch], single: bool) -> StrategyOutcome:

@@ -43,7 +43,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graph.navigator import SENTENCE, content_words
+from graph.navigator import content_words, sentences
 from graph.strategies.base import (
     Passage,
     Recorder,
@@ -52,7 +52,6 @@ from graph.strategies.base import (
     answer_from_passages,
 )
 from graph.strategies.dense import record_passages
-from ingest.summarise import clean_text
 from store.chunks import dense_chunks
 from store.embeddings import count_tokens
 from store.raptor_tree import (
@@ -72,7 +71,7 @@ from store.raptor_tree import (
 LEAF_TOKENS = 250
 BUDGET_TOKENS = 2000
 SUMMARY_WORDS = 100
-SENTENCE_WORDS = (5, 60)
+SENTENCE_MIN_WORDS = 5
 PAGE_TAG = re.compile(r"(?P<text>[^\[\]]+?)\s*\[pp?\.\s*(?P<page>\d+)[^\]]*\]")
 SUMMARY_PROMPT = """Summarise the text pieces below in at most 100 words for a search index over
 the document. Keep names, numbers, methods and findings; no preamble. End every sentence with
@@ -84,34 +83,31 @@ _BUILD_LOCK = threading.Lock()
 def extractive_summary(members: Sequence[RaptorNode], words: int = SUMMARY_WORDS) -> Segments:
     """The sentences most central to the group (tf-idf cosine to its centroid), about
     ``words`` words, in reading order, each with its page."""
-    sentences = [
+    candidates = [
         (page, sentence)
         for member in members
         for page, text in member.segments
-        for sentence in _sentences(text)
+        for sentence in sentences(text, min_words=SENTENCE_MIN_WORDS)
     ]
-    if not sentences:
+    if not candidates:
         page, text = members[0].segments[0]
         return ((page, " ".join(text.split()[:words])),)
-    matrix = _tfidf([s for _, s in sentences])
+    matrix = _tfidf([s for _, s in candidates])
     centre = matrix.mean(axis=0)
     scores = matrix @ (centre / (np.linalg.norm(centre) or 1.0))
     chosen: list[int] = []
+    seen: set[str] = set()
     total = 0
     for index in np.argsort(-scores, kind="stable"):
-        text = sentences[int(index)][1]
-        if any(sentences[c][1] == text for c in chosen):
+        text = candidates[int(index)][1]
+        if text in seen:
             continue
+        seen.add(text)
         chosen.append(int(index))
         total += len(text.split())
         if total >= words:
             break
-    return tuple(sentences[i] for i in sorted(chosen))
-
-
-def _sentences(text: str) -> list[str]:
-    low, high = SENTENCE_WORDS
-    return [s for s in SENTENCE.split(clean_text(text)) if low <= len(s.split()) <= high]
+    return tuple(candidates[i] for i in sorted(chosen))
 
 
 def _tfidf(texts: list[str]) -> FloatArray:

@@ -22,7 +22,6 @@ directly and the extractive reader answers; the answer says so.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +35,7 @@ from graph.strategies.base import (
     StrategyRequest,
     answer_from_passages,
 )
-from graph.strategies.pageindex import DocumentTree, node_line
+from graph.strategies.pageindex import DocumentTree, json_values, node_line
 
 CONFIDENCE_MIN = 0.5
 MAX_RETRIES = 2
@@ -85,12 +84,7 @@ class Verification:
 def parse_proposal(text: str) -> list[str]:
     """The node ids of a reply: the first JSON list in it (or an object holding one), each id
     once. Raises ValueError when the reply holds no such list."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"[\[{]", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
+    for value in json_values(text, "[{"):
         if isinstance(value, dict):
             value = next((v for v in value.values() if isinstance(v, list)), None)
         if isinstance(value, list):
@@ -114,7 +108,7 @@ def check_node(tree: DocumentTree, raw_id: str, question_words: set[str]) -> str
     start, end, total = node["start_page"], node["end_page"], len(tree.pages)
     if not 1 <= start <= end <= total:
         return f"its page range {start}-{end} is not within the document's pages 1-{total}"
-    if not question_words & set(content_words(f"{node['title']} {node['summary']}")):
+    if not question_words & tree.node_words(node_id):
         return "its title and summary share no content word with the question"
     return None
 
@@ -137,7 +131,7 @@ def lexical_fallback(
     acknowledgements, are left out."""
     words = set(content_words(question))
     overlaps = [
-        (node_id, len(words & set(content_words(f"{node['title']} {node['summary']}"))))
+        (node_id, len(words & tree.node_words(node_id)))
         for node_id, node in tree.nodes.items()
         if not SKIP_SECTIONS.match(node["title"])
     ]
@@ -281,7 +275,7 @@ def read_nodes(request: StrategyRequest, tree: DocumentTree, node_ids: list[str]
     """Read the planned pages of each chosen node, one layer-2 step per node."""
     passages: list[Passage] = []
     for node_id, pages in reading_plan(tree, node_ids, request.context.page_cap):
-        passage = Passage(tree.doc_id, tuple((p, tree.pages[p - 1]) for p in pages))
+        passage = tree.passage(pages)
         request.recorder.record(
             2,
             "read_node",

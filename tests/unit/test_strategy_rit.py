@@ -22,6 +22,7 @@ from graph.strategies.rit import NodeHit, induce_forest, navigate
 from ingest.types import TreeNode
 from store.chunks import Chunk, node_chunks
 from tests.llm_stub import LLMStub, ToolCalls
+from tests.trees import node as tree_node
 from tools.passages import ScoredChunk
 from tools.toolbox import SearchScope
 
@@ -29,14 +30,7 @@ DOC_A, DOC_B = "aaaa1111aaaa1111", "bbbb2222bbbb2222"
 
 
 def node(node_id: str, title: str, start: int, end: int, *children: TreeNode) -> TreeNode:
-    return TreeNode(
-        node_id=node_id,
-        title=title,
-        start_page=start,
-        end_page=end,
-        summary=f"About {title.lower()}.",
-        nodes=list(children),
-    )
+    return tree_node(node_id, title, start, end, f"About {title.lower()}.", *children)
 
 
 TREES: dict[str, list[TreeNode]] = {
