@@ -15,7 +15,7 @@ from graph import cli_ingest, cli_query, cli_serve
 from graph.cli_common import positive_int
 from graph.cli_eval import add_eval_command
 from graph.context import STRATEGIES
-from ingest.context import STRUCTURE_MODES
+from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
 
@@ -25,9 +25,10 @@ LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Ingest the demo papers, list them, then answer one question offline with its trajectory."""
-    args.paths, args.structure, args.parser, args.workers = (
+    args.paths, args.structure, args.ignore_outline, args.parser, args.workers = (
         [str(cli_ingest.demo_corpus())],
         "auto",
+        False,
         "pymupdf4llm",
         1,
     )
@@ -52,7 +53,13 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
         "--structure",
         choices=STRUCTURE_MODES,
         default="auto",
-        help="structure source: outline (bookmarks), headings, llm, or auto (in that order)",
+        help="structure source: outline (bookmarks), toc (printed table of contents), headings, "
+        f"llm, or auto = {AUTO_ORDER} (default auto)",
+    )
+    ingest.add_argument(
+        "--ignore-outline",
+        action="store_true",
+        help="ignore PDF bookmarks (measure the other structure sources against them)",
     )
     ingest.add_argument(
         "--parser", choices=PARSERS, default="pymupdf4llm", help="PDF parser backend"

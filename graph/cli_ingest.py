@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from ingest.pipeline import ingest_paths
 
     library = library_of(args)
-    context = IngestContext(library=str(library.root), structure=args.structure, parser=args.parser)
+    try:
+        context = IngestContext(
+            library=str(library.root),
+            structure=args.structure,
+            ignore_outline=args.ignore_outline,
+            parser=args.parser,
+        )
+    except ValueError as exc:  # options that cannot be combined
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     report = ingest_paths(
         [Path(p) for p in args.paths], context, args.workers, progress=not args.json
     )
@@ -41,10 +51,14 @@ def _print_ingest_summary(summary: dict[str, Any]) -> None:
 
 
 # -- docs / tree / remove ---------------------------------------------------------------------
+# What `vectree docs` shows of each manifest; ``structure`` is the method that made the tree
+# (outline, toc, headings, llm or supplied).
+DOCS_FIELDS = ("doc_id", "title", "pages", "nodes", "structure", "verification_rate", "source")
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     records: list[dict[str, Any]] = [
-        {k: r[k] for k in ("doc_id", "title", "pages", "nodes", "verification_rate", "source")}  # type: ignore[literal-required]
-        for r in library_of(args).documents()
+        {k: r.get(k) for k in DOCS_FIELDS} for r in library_of(args).documents()
     ]
     if args.json:
         print_json(records)
@@ -52,10 +66,13 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if not records:
         print(f"no documents in {library_of(args).root}; add some with `vectree ingest PATH`")
         return EXIT_OK
-    print(f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'verified':>8}  title")
+    print(f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'structure':9}  {'verified':>8}  title")
     for r in records:
         rate = "n/a" if r["verification_rate"] is None else f"{r['verification_rate']:.2f}"
-        print(f"{r['doc_id']:16}  {r['pages']:>5}  {r['nodes']:>5}  {rate:>8}  {r['title'][:70]}")
+        print(
+            f"{r['doc_id']:16}  {r['pages']:>5}  {r['nodes']:>5}  {r['structure'] or '?':9}  "
+            f"{rate:>8}  {r['title'][:70]}"
+        )
     print(f"{len(records)} documents, {sum(r['pages'] for r in records)} pages")
     return EXIT_OK
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from store.settings import RunContext, env_text
 
-STRUCTURE_MODES = ("auto", "outline", "headings", "llm")
+STRUCTURE_MODES = ("auto", "outline", "toc", "headings", "llm")
+AUTO_ORDER = "outline (when it verifies) → printed contents (when it verifies) → headings → LLM"
 
 
 @dataclass(kw_only=True)
@@ -15,7 +16,17 @@ class IngestContext(RunContext):
 
     structure: str = field(
         default="auto",
-        metadata={"description": "Structure source: auto | outline | headings | llm."},
+        metadata={
+            "description": "Structure source: auto | outline | toc | headings | llm "
+            f"(toc = the printed table of contents; auto = {AUTO_ORDER})."
+        },
+    )
+    ignore_outline: bool = field(
+        default=False,
+        metadata={
+            "description": "Behave as if the PDF had no bookmarks, so other structure sources "
+            "can be measured against them."
+        },
     )
     parser: str = field(
         default_factory=lambda: env_text("VECTREE_PARSER", "pymupdf4llm"),
@@ -32,3 +43,5 @@ class IngestContext(RunContext):
     def __post_init__(self) -> None:
         if self.structure not in STRUCTURE_MODES:
             raise ValueError(f"structure must be one of {', '.join(STRUCTURE_MODES)}")
+        if self.ignore_outline and self.structure == "outline":
+            raise ValueError("--structure outline cannot be combined with --ignore-outline")

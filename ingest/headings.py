@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ingest.locate import find_title, title_tokens
 from ingest.numbering import LevelAssigner, clean_title, parse_numbering
 from ingest.types import HeadingCandidate, SectionEntry
 
@@ -20,15 +21,27 @@ NOISE = re.compile(
 )
 CONTENTS = re.compile(r"^(table of )?contents$", re.IGNORECASE)
 WORD = re.compile(r"[^\W\d_]{3,}")
-# Lines repeated on this share of pages are running headers or footers.
+DIGITS = re.compile(r"\d+")
+# Lines repeated on this share of pages (or this many pages) are running headers or footers.
 RUNNING_SHARE = 0.3
+RUNNING_MAX_PAGES = 8
+# Figures inside a line ("TOTAL 369", "12.1 %", "$ 5") mark a table row, not a heading.
+FIGURE = re.compile(r"[$%€£]|\d[\d,]*\.\d|\d{1,3}(,\d{3})+|(?<![\w-])\d+$")
 
 
 def entries_from_headings(
-    candidates: list[HeadingCandidate], total_pages: int
+    candidates: list[HeadingCandidate],
+    pages: list[str],
+    listing_spans: list[list[int]] | None = None,
 ) -> list[SectionEntry]:
-    """Choose real section headings from the candidates and give each a level."""
-    kept = _drop_noise(candidates, total_pages)
+    """Choose real section headings from the candidates and give each a level.
+
+    ``listing_spans`` are the ``[page, start, end]`` text spans of printed contents lists:
+    a line inside one is a listing, never a body heading.
+    """
+    kept = _drop_noise(candidates, len(pages))
+    kept = [c for c in kept if not _in_listing(c, pages, listing_spans or [])]
+    kept = [c for c in kept if not _in_table(c, pages)]
     kept = _drop_contents_pages(kept)
     kept = _drop_front_matter(kept)
     return _assign_levels(kept)
@@ -38,18 +51,52 @@ def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[He
     """Remove captions, stamps, page numbers and running headers."""
     pages_by_text: dict[str, set[int]] = {}
     for cand in candidates:
-        pages_by_text.setdefault(cand["text"].lower(), set()).add(cand["page"])
-    threshold = max(3, int(total_pages * RUNNING_SHARE))
+        pages_by_text.setdefault(_running_key(cand["text"]), set()).add(cand["page"])
+    threshold = max(3, min(int(total_pages * RUNNING_SHARE), RUNNING_MAX_PAGES))
     return [
         cand
         for cand in candidates
-        if _reads_like_title(cand["text"]) and len(pages_by_text[cand["text"].lower()]) < threshold
+        if _reads_like_title(cand["text"])
+        and len(pages_by_text[_running_key(cand["text"])]) < threshold
     ]
+
+
+def _running_key(text: str) -> str:
+    """Running headers and footers repeat with a changing page number ("2023 FORM 10-K 7")."""
+    return DIGITS.sub("#", text.lower())
+
+
+def _in_listing(cand: HeadingCandidate, pages: list[str], spans: list[list[int]]) -> bool:
+    """Whether the candidate sits on a contents page above the end of the list.
+
+    Only text after a list (the first section starting on the same page) can be a heading;
+    parsers sometimes move list lines above the list's own heading.
+    """
+    for page, _, end in spans:
+        if page == cand["page"]:
+            offset = find_title(cand["text"], pages[page - 1])
+            if offset is None or offset < end:
+                return True
+    return False
+
+
+def _in_table(cand: HeadingCandidate, pages: list[str]) -> bool:
+    """Whether the candidate is a cell of a markdown table row on its page ("| Total | 5 |")."""
+    if not 1 <= cand["page"] <= len(pages):
+        return False
+    key = " ".join(title_tokens(cand["text"]))
+    return bool(key) and any(
+        " ".join(title_tokens(line)).find(key) >= 0
+        for line in pages[cand["page"] - 1].splitlines()
+        if line.lstrip().startswith("|")
+    )
 
 
 def _reads_like_title(text: str) -> bool:
     """Reject figure labels, captions, theorem heads and fragments like "(current cost)"."""
     if NOISE.match(text) or not WORD.search(text) or text.endswith(":"):
+        return False
+    if FIGURE.search(text) and parse_numbering(clean_title(text)) is None:
         return False
     if any(ord(ch) < 32 for ch in text):
         return False

@@ -13,8 +13,8 @@ from functools import lru_cache
 TOKEN = re.compile(r"[^\W_]+")
 # Between two characters of a word: nothing, a line-break hyphen, or a small-caps gap.
 INNER_GAP = r"(?:-\s*|\s)?"
-# Between two words: any run of spaces, punctuation or markdown emphasis.
-WORD_GAP = r"[\W_]*"
+# Between two words: any run of spaces, punctuation, markdown emphasis or inline HTML tags.
+WORD_GAP = r"(?:[\W_]|</?[a-z]{1,4}>)*"
 # A heading "begins its page" when at most this much text (alphanumerics) precedes it.
 BEGIN_CHARS = 150
 
@@ -41,11 +41,27 @@ def _title_pattern(title: str) -> re.Pattern[str] | None:
 
 def find_title(title: str, page_text: str) -> int | None:
     """Offset of the first occurrence of ``title`` in ``page_text``, or None."""
+    span = title_span(title, page_text)
+    return span[0] if span else None
+
+
+def title_span(title: str, page_text: str) -> tuple[int, int] | None:
+    """Start and end offsets of the first occurrence of ``title`` in ``page_text``, or None."""
     pattern = _title_pattern(title)
     if pattern is None:
         return None
     match = pattern.search(page_text)
-    return match.start() if match else None
+    return match.span() if match else None
+
+
+def mask_spans(pages: list[str], spans: list[list[int]]) -> list[str]:
+    """Pages with each ``[page, start, end]`` span blanked (same length, so offsets hold)."""
+    masked = list(pages)
+    for page, start, end in spans:
+        text = masked[page - 1]
+        blank = re.sub(r"[^\n]", " ", text[start:end])
+        masked[page - 1] = text[:start] + blank + text[end:]
+    return masked
 
 
 def begins_page(page_text: str, offset: int) -> bool:

@@ -22,10 +22,11 @@ from langgraph.runtime import Runtime
 from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
+from ingest.locate import mask_spans
 from ingest.parse import parse_pdf
 from ingest.split import headings_within, split_oversized
 from ingest.state import IngestState
-from ingest.structure import extract_structure
+from ingest.structure import EMPTY_LAYOUT, extract_structure
 from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes, walk
 from ingest.types import SectionEntry, VerificationReport
 from ingest.verify import insert_abstract, verify_entries
@@ -89,7 +90,12 @@ def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     update: dict[str, Any] = {"doc_id": doc_id, "staging": str(staging)}
     if supplied:
         update.update(
-            pages=supplied["pages"], images=[], outline=[], candidates=[], pdf_metadata={}
+            pages=supplied["pages"],
+            images=[],
+            outline=[],
+            candidates=[],
+            layout=EMPTY_LAYOUT,
+            pdf_metadata={},
         )
     else:
         try:
@@ -108,23 +114,32 @@ def _supplied_id(supplied: dict[str, Any]) -> str:
 
 @guarded("structure")
 def structure(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Flat (level, title, start page) entries from the outline, headings or the LLM."""
+    """Flat (level, title, start page) entries from the outline, printed contents, headings or
+    the LLM; with ``ignore_outline`` the bookmarks are hidden from every source."""
     if state.get("supplied"):
         entries = list(state["supplied"]["entries"])
         return {"entries": entries, "structure_method": "supplied"}
-    entries, method = extract_structure(
+    found = extract_structure(
         runtime.context.structure,
         state["pages"],
-        state["outline"],
+        [] if runtime.context.ignore_outline else state["outline"],
         state["candidates"],
         _model(runtime),
+        state.get("layout", EMPTY_LAYOUT),
     )
-    return {"entries": entries, "structure_method": method}
+    return {
+        "entries": found.entries,
+        "structure_method": found.method,
+        "listing_spans": found.listing_spans,
+    }
 
 
 @guarded("verify")
 def verify(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Check titles against pages (±1), repair up to 3 rounds, decide shared pages, add Abstract."""
+    """Check titles against pages (±1), repair up to 3 rounds, decide shared pages, add Abstract.
+
+    Printed contents lists are masked first: a title must be found in the body, not in a list.
+    """
     pages, method = state["pages"], state["structure_method"]
     if method == "supplied":
         report = VerificationReport(
@@ -140,7 +155,8 @@ def verify(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         return {"verification": report}
     model = _model(runtime)
     repairer = llm.llm_repairer(model) if model is not None else None
-    entries, report = verify_entries(state["entries"], pages, method, repairer)  # type: ignore[arg-type]
+    body = mask_spans(pages, state.get("listing_spans", []))
+    entries, report = verify_entries(state["entries"], body, method, repairer)  # type: ignore[arg-type]
     entries = insert_abstract(entries, pages)
     return {"entries": entries, "verification": report}
 

@@ -6,6 +6,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+# Filing and legal conventions: "PART II", "Item 1A.", "Item 2.02", "Note 3 —", "Chapter 4".
+PART = re.compile(r"^(?P<num>part\s+[IVX]{1,4})\b[.:]?\s*(?:[-–—:]\s*)?(?P<rest>.*)$", re.I)
+ITEM = re.compile(
+    r"^(?P<num>item\s+\d{1,2}(?:\.\d{2})?[A-C]?)(?![\w.]\w)\.?\s*(?:[-–—:]\s*)?(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+NOTE = re.compile(r"^(?P<num>note\s+\d{1,2})\b[.:]?\s*(?:[-–—:]\s*)?(?P<rest>\S.*)$", re.I)
+CHAPTER = re.compile(r"^(?P<num>chapter\s+(\d{1,2}|[IVX]{1,4}))\b[.:]?\s*(?P<rest>.*)$", re.I)
+LOWER_LETTER = re.compile(r"^(?P<num>[a-z])[.)]\s+(?P<rest>\S.*)$")
+PAREN_NUMBER = re.compile(r"^(?P<num>\((\d{1,2}|[a-z]|[ivx]{1,4})\))\s+(?P<rest>\S.*)$")
 ROMAN = re.compile(r"^(?P<num>[IVX]{1,5})[.)]\s+(?P<rest>\S.*)$")
 DOTTED_LETTER = re.compile(r"^(?P<num>[A-Z])[.)]\s+(?P<rest>\S.*)$")
 APPENDIX = re.compile(r"^(?P<num>appendix\s+[A-Z0-9]+)[.:]?\s*(?P<rest>.*)$", re.IGNORECASE)
@@ -19,7 +29,7 @@ SPLIT_SMALL_CAPS = re.compile(r"\b([A-Z]) ([A-Z]{2,})\b")
 class Numbering:
     """The numbering of a heading: its scheme and depth within that scheme (1 = top)."""
 
-    scheme: str  # "roman" | "letter" | "appendix" | "arabic"
+    scheme: str  # part | item | note | chapter | roman | letter | appendix | arabic | sub
     depth: int
 
 
@@ -43,6 +53,9 @@ def _plausible_rest(rest: str) -> bool:
 
 def parse_numbering(title: str) -> Numbering | None:
     """Recognise the numbering prefix of a heading, or None for an unnumbered heading."""
+    filing = _filing_numbering(title)
+    if filing is not None:
+        return filing
     for pattern, scheme in (
         (APPENDIX, "appendix"),
         (LETTER_SUB, "letter"),
@@ -65,20 +78,55 @@ def parse_numbering(title: str) -> Numbering | None:
     return None
 
 
+def _filing_numbering(title: str) -> Numbering | None:
+    """PART / Item / Note / Chapter prefixes, and the "a." / "(1)" / "(i)" of legal outlines."""
+    for pattern, scheme in ((PART, "part"), (ITEM, "item"), (NOTE, "note"), (CHAPTER, "chapter")):
+        match = pattern.match(title)
+        if match:
+            rest = match.group("rest")
+            return Numbering(scheme, 1) if not rest or rest[0].isupper() or rest[0] == "[" else None
+    for pattern, depth in ((LOWER_LETTER, 1), (PAREN_NUMBER, 2)):
+        match = pattern.match(title)
+        if match and match.group("rest")[0].isupper():
+            if depth == 2 and re.fullmatch(r"\([ivx]+\)", match.group("num")):
+                depth = 3
+            return Numbering("sub", depth)
+    return None
+
+
 class LevelAssigner:
     """Turns numbering into outline levels the way nested legal and scientific outlines work.
 
     Roman numerals and appendix letters are top level; a dotted letter ("A.") sits under the
     current roman section; plain arabic numbers sit under an open roman/letter section, else
-    they are top level with one more level per dot.
+    they are top level with one more level per dot. In filings PART is level 1, an Item sits
+    under its part, a Note under the item that holds it; "a." and "(1)" go one and two levels
+    below the last numbered heading of the other schemes.
     """
 
     def __init__(self) -> None:
         self._roman_open = False
         self._letter_open = False
+        self._part_open = False
+        self._item_open = False
+        self._last = 0
 
     def level(self, numbering: Numbering) -> int:
         """The level for the next heading with this numbering (updates the open schemes)."""
+        if numbering.scheme == "sub":
+            return self._last + numbering.depth
+        self._last = self._level(numbering)
+        return self._last
+
+    def _level(self, numbering: Numbering) -> int:
+        if numbering.scheme in ("part", "chapter"):
+            self._part_open, self._item_open = True, False
+            return 1
+        if numbering.scheme == "item":
+            self._item_open = True
+            return 1 + int(self._part_open)
+        if numbering.scheme == "note":
+            return 1 + int(self._part_open) + int(self._item_open)
         if numbering.scheme == "roman":
             self._roman_open, self._letter_open = True, False
             return 1

@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 import pymupdf
 
 from ingest.errors import ParserUnavailableError
+from ingest.layout import PageLayout, page_layout
 from ingest.locate import normalize
 from ingest.pdf_checks import open_checked_pdf
 from ingest.types import HeadingCandidate, PageImage, SectionEntry
@@ -35,6 +36,7 @@ class ParsedPDF(TypedDict):
     images: list[PageImage]
     outline: list[SectionEntry]
     candidates: list[HeadingCandidate]
+    layout: PageLayout
     pdf_metadata: dict[str, Any]
 
 
@@ -53,11 +55,15 @@ def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
         else:
             raw_pages = _markdown_pages(doc, layout=parser.endswith("layout"))
         pages = [normalize(text) for text in raw_pages]
+        texts = [
+            (page.number + 1, page.get_text("dict"), page.rect.height) for page in doc.pages()
+        ]
         return ParsedPDF(
             pages=pages,
             images=extract_images(doc, image_dir),
             outline=_outline(doc),
-            candidates=heading_candidates(doc),
+            candidates=heading_candidates(texts),
+            layout=page_layout(texts, _page_labels(doc)),
             pdf_metadata={k: v for k, v in (doc.metadata or {}).items() if isinstance(v, str)},
         )
     finally:
@@ -78,6 +84,13 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
         if 1 <= number <= doc.page_count:
             texts[number - 1] = chunk["text"]
     return texts
+
+
+def _page_labels(doc: pymupdf.Document) -> list[str | None]:
+    """The page labels the PDF defines ("iv", "12", "A-3"), or None where it defines none."""
+    if not doc.get_page_labels():
+        return [None] * doc.page_count
+    return [page.get_label() or None for page in doc.pages()]
 
 
 def _outline(doc: pymupdf.Document) -> list[SectionEntry]:

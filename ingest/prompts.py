@@ -25,3 +25,18 @@ Reply with JSON only:
  "volume": str|null, "pages": str|null,
  "description": "<one sentence saying what the document is and what it contributes>",
  "keywords": [str, ... at most 8]}"""
+
+CONTENTS_SYSTEM = """You read the printed table of contents of a document and list its entries.
+The pages are given between <page N> tags; N is the physical page number of that page.
+Reply with JSON only: a list of objects, in the order the entries are printed,
+{"level": 1, "title": "...", "printed_page": "12", "contents_page": N}.
+- "level" is the nesting depth in the contents list: 1 for top-level entries, 2 for entries
+  under them, and so on (use the numbering and the indentation to decide).
+- "title" is the entry as printed, with its numbering kept ("Item 1A. Risk Factors",
+  "2.1 Data Sets"); leave out dot leaders and the page number.
+- "printed_page" is the page number exactly as printed beside the entry in the contents list
+  ("12", "iv", "F-3"), or null when the entry shows none. Do not convert or guess it.
+- "contents_page" is the N of the <page N> tag on which the entry is listed.
+- List only entries of the contents list: skip its heading, column labels ("Page"), running
+  headers and footers, notes under the list, and any body text on the same pages.
+- If the pages hold no contents list, reply with []."""

@@ -68,6 +68,6 @@ def headings_within(candidates: list[HeadingCandidate]) -> SubStructure:
 
     def extract(pages: list[str], first: int, last: int) -> list[SectionEntry]:
         inside = [c for c in candidates if first <= c["page"] <= last]
-        return entries_from_headings(inside, len(pages))
+        return entries_from_headings(inside, pages)
 
     return extract

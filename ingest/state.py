@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+from ingest.layout import PageLayout
 from ingest.types import (
     DocumentMetadata,
     HeadingCandidate,
@@ -34,9 +35,11 @@ class IngestState(IngestInput, total=False):
     images: list[PageImage]
     outline: list[SectionEntry]
     candidates: list[HeadingCandidate]
+    layout: PageLayout
     pdf_metadata: dict[str, Any]
     entries: list[SectionEntry]
     structure_method: str
+    listing_spans: list[list[int]]
     verification: VerificationReport
     tree: list[TreeNode]
     split_nodes: list[str]

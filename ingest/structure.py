@@ -1,18 +1,47 @@
-"""Choose the structure source: the PDF outline when it verifies, else headings, else the LLM."""
+"""Choose the structure source: outline → printed contents → headings → LLM (SPEC §3).
+
+In ``auto`` mode the PDF outline is used when it verifies, else the printed table of contents
+when enough of its titles verify, else headings found in the pages, else (configured) the LLM.
+Contents and outline trees are deepened with the headings found inside each of their sections.
+Wherever a contents list was found, its lines are masked for everything that reads headings
+or verifies titles, so the list is never mistaken for the body.
+"""
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
+
 from langchain_core.language_models import BaseChatModel
 
+from ingest.contents import HEADING, ContentsStructure, entries_from_contents
+from ingest.deepen import deepen
 from ingest.errors import IngestError
 from ingest.headings import entries_from_headings
-from ingest.llm import llm_entries
-from ingest.types import HeadingCandidate, SectionEntry
+from ingest.layout import PageLayout
+from ingest.llm import llm_contents_reader, llm_entries
+from ingest.locate import mask_spans
+from ingest.types import HeadingCandidate, SectionEntry, StructureSource
 from ingest.verify import verify_entries
 
+LOG = logging.getLogger(__name__)
 # The outline is trusted in auto mode when at least this share of its titles verify unrepaired.
 OUTLINE_MIN_RATE = 0.8
+# The printed contents is trusted when this share of its entries verify (after relocation)...
+CONTENTS_MIN_RATE = 0.6
+# ...and it names at least this many sections.
+MIN_CONTENTS_ENTRIES = 3
 MIN_HEADINGS = 2
+EMPTY_LAYOUT = PageLayout(rows=[], folios=[], labels=[], running=[])
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Flat entries, the source that produced them, and the contents-list spans to mask."""
+
+    entries: list[SectionEntry]
+    method: StructureSource
+    listing_spans: list[list[int]] = field(default_factory=list)
 
 
 def extract_structure(
@@ -21,35 +50,60 @@ def extract_structure(
     outline: list[SectionEntry],
     candidates: list[HeadingCandidate],
     model: BaseChatModel | None,
-) -> tuple[list[SectionEntry], str]:
-    """Flat entries and the method that produced them ("outline", "headings" or "llm")."""
+    layout: PageLayout = EMPTY_LAYOUT,
+) -> Structure:
+    """Flat entries from the source ``mode`` names (auto: the first that holds up)."""
     if mode == "outline":
         if not outline:
             raise IngestError("--structure outline: this PDF has no outline (bookmarks)")
-        return outline, "outline"
-    if mode == "headings":
-        return entries_from_headings(candidates, len(pages)), "headings"
+        return Structure(outline, "outline")
     if mode == "llm":
         if model is None:
             raise IngestError("--structure llm needs an LLM: set VECTREE_MODEL and OPENAI_BASE_URL")
-        return llm_entries(model, pages), "llm"
-    return _auto(pages, outline, candidates, model)
+        return Structure(llm_entries(model, pages), "llm")
+    if mode == "auto" and outline and _initial_rate(outline, pages) >= OUTLINE_MIN_RATE:
+        return Structure(outline, "outline")
+    contents = _read_contents(layout, pages, model, strict=mode == "toc")
+    spans = contents.listing_spans
+    if mode == "toc":
+        if not contents.entries:
+            raise IngestError("--structure toc: no printed table of contents found in this PDF")
+        return Structure(deepen(contents.entries, candidates, pages, spans), "toc", spans)
+    if mode == "auto" and _contents_hold(contents.entries, pages, spans):
+        return Structure(deepen(contents.entries, candidates, pages, spans), "toc", spans)
+    headings = entries_from_headings(candidates, pages, spans)
+    if mode == "headings" or len(headings) >= MIN_HEADINGS or model is None:
+        return Structure(headings, "headings", spans)
+    return Structure(llm_entries(model, pages), "llm", spans)
 
 
-def _auto(
-    pages: list[str],
-    outline: list[SectionEntry],
-    candidates: list[HeadingCandidate],
-    model: BaseChatModel | None,
-) -> tuple[list[SectionEntry], str]:
-    if outline and _initial_rate(outline, pages) >= OUTLINE_MIN_RATE:
-        return outline, "outline"
-    headings = entries_from_headings(candidates, len(pages))
-    if len(headings) >= MIN_HEADINGS or model is None:
-        return headings, "headings"
-    return llm_entries(model, pages), "llm"
+def _read_contents(
+    layout: PageLayout, pages: list[str], model: BaseChatModel | None, strict: bool
+) -> ContentsStructure:
+    """The printed contents, read by the LLM when configured, else by the offline parser.
+
+    A failed LLM read is an error when the contents were asked for (``--structure toc``);
+    otherwise the offline parser reads the lists instead, and the failure is logged.
+    """
+    reader = llm_contents_reader(model) if model is not None else None
+    try:
+        return entries_from_contents(layout, pages, reader)
+    except IngestError as exc:
+        if strict or reader is None:
+            raise
+        LOG.warning("LLM could not read the contents pages (%s); parsing them offline", exc)
+        return entries_from_contents(layout, pages)
 
 
 def _initial_rate(entries: list[SectionEntry], pages: list[str]) -> float:
     _, report = verify_entries(entries, pages, method="outline")
     return report["initial_verification_rate"] or 0.0
+
+
+def _contents_hold(entries: list[SectionEntry], pages: list[str], spans: list[list[int]]) -> bool:
+    """Enough listed sections, and enough of them printed where the list says."""
+    listed = [entry for entry in entries if not HEADING.match(entry["title"])]
+    if len(listed) < MIN_CONTENTS_ENTRIES:
+        return False
+    _, report = verify_entries(listed, mask_spans(pages, spans), method="toc")
+    return (report["verification_rate"] or 0.0) >= CONTENTS_MIN_RATE

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-StructureSource = Literal["outline", "headings", "llm", "supplied"]
+StructureSource = Literal["outline", "toc", "headings", "llm", "supplied"]
 
 
 class PageImage(TypedDict):

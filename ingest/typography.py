@@ -11,13 +11,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-import pymupdf
-
 from ingest.types import HeadingCandidate
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
 BOLD_FLAG = 16
+# A line beside a cell of at most this many words is in a table row.
+TABLE_CELL_WORDS = 4
+# Under this share of long lines crossing the middle, a page is set in two columns.
+TWO_COLUMN_SHARE = 0.2
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\.b$|-b$", re.IGNORECASE)
 
 
@@ -30,11 +32,17 @@ class _Line:
     y_frac: float
     block_lines: int
     chars: int
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    in_table: bool = False
 
 
-def heading_candidates(doc: pymupdf.Document) -> list[HeadingCandidate]:
-    """Lines whose size, weight or numbering suggests a heading, in reading order."""
-    lines = [line for page in doc.pages() for line in _page_lines(page)]
+def heading_candidates(pages: list[tuple[int, dict[str, Any], float]]) -> list[HeadingCandidate]:
+    """Lines whose size, weight or numbering suggests a heading, in reading order.
+
+    ``pages`` holds (page number, PyMuPDF text dict, page height) so that one text extraction
+    per page serves both this and the layout of the contents parser.
+    """
+    lines = [line for number, text, height in pages for line in _page_lines(number, text, height)]
     body = _body_size(lines)
     return [
         HeadingCandidate(
@@ -49,18 +57,18 @@ def heading_candidates(doc: pymupdf.Document) -> list[HeadingCandidate]:
     ]
 
 
-def _page_lines(page: pymupdf.Page) -> list[_Line]:
+def _page_lines(number: int, text: dict[str, Any], height: float) -> list[_Line]:
     """Lines of a page, with short same-style runs merged (wrapped or split headings).
 
     A heading often shares its text block with the paragraph it opens, so blocks are cut into
     runs of consecutive lines of one style; a run of up to three lines becomes one candidate.
     """
-    height = page.rect.height or 1.0
+    height = height or 1.0
     out: list[_Line] = []
-    for block in page.get_text("dict")["blocks"]:
+    for block in text["blocks"]:
         if block.get("type") != 0:
             continue
-        lines = [_line_record(page.number + 1, raw, height) for raw in block["lines"]]
+        lines = [_line_record(number, raw, height) for raw in block["lines"]]
         for run in _style_runs([line for line in lines if line.text]):
             if len(run) <= 3:
                 out.append(_merge(run))
@@ -68,7 +76,38 @@ def _page_lines(page: pymupdf.Page) -> list[_Line]:
             for line in run:
                 line.block_lines = len(run)
             out.extend(run)
+    _mark_table_cells(out, float(text.get("width") or 0.0))
     return out
+
+
+def _mark_table_cells(lines: list[_Line], width: float) -> None:
+    """Flag lines that share their row with short cells (numbers, column labels): a table.
+
+    On a two-column page only lines in the same column count, so a heading level with the
+    last words of a paragraph in the other column is not mistaken for a table cell.
+    """
+    middle = width / 2
+    crossing = [line for line in lines if line.chars >= 40]
+    spanning = sum(line.box[0] < middle < line.box[2] for line in crossing)
+    two_columns = bool(crossing) and spanning < TWO_COLUMN_SHARE * len(crossing)
+    for line in lines:
+        for other in lines:
+            if other is line or not _same_row(line, other) or _overlap_x(line, other):
+                continue
+            if two_columns and (line.box[0] < middle) != (other.box[0] < middle):
+                continue
+            if len(other.text.split()) <= TABLE_CELL_WORDS:
+                line.in_table = True
+                break
+
+
+def _same_row(a: _Line, b: _Line) -> bool:
+    top, bottom = max(a.box[1], b.box[1]), min(a.box[3], b.box[3])
+    return bottom - top >= 0.5 * min(a.box[3] - a.box[1], b.box[3] - b.box[1])
+
+
+def _overlap_x(a: _Line, b: _Line) -> bool:
+    return min(a.box[2], b.box[2]) > max(a.box[0], b.box[0])
 
 
 def _style_runs(lines: list[_Line]) -> list[list[_Line]]:
@@ -97,6 +136,7 @@ def _line_record(page_no: int, raw: dict[str, Any], height: float) -> _Line:
         y_frac=raw["bbox"][1] / height,
         block_lines=1,
         chars=chars,
+        box=tuple(raw["bbox"]),
     )
 
 
@@ -118,6 +158,12 @@ def _merge(lines: list[_Line]) -> _Line:
         y_frac=first.y_frac,
         block_lines=1,
         chars=sum(x.chars for x in lines),
+        box=(
+            min(x.box[0] for x in lines),
+            first.box[1],
+            max(x.box[2] for x in lines),
+            lines[-1].box[3],
+        ),
     )
 
 
@@ -134,7 +180,7 @@ def _looks_like_heading(line: _Line, body: float) -> bool:
     text = line.text
     if not (2 <= len(text) <= MAX_HEADING_CHARS) or len(text.split()) > MAX_HEADING_WORDS:
         return False
-    if line.block_lines > 3 or not any(ch.isalpha() for ch in text):
+    if line.block_lines > 3 or line.in_table or not any(ch.isalpha() for ch in text):
         return False
     if text.endswith((",", ";")) or (text.endswith(".") and len(text.split()) > 8):
         return False

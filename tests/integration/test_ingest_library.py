@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from evals.structure_recall import compare
+from evals.structure_recall import compare, find_pdf, reference_outlines
 from ingest.context import IngestContext
 from ingest.pipeline import BatchReport, ingest_paths
 from ingest.tree import walk
 from ingest.types import TreeNode
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
-from tests.conftest import OUTLINE_DIR, PDF_DIR, require_shared_data
+from tests.conftest import OUTLINE_DIR, PDF_DIR, SHARED_DATA, require_shared_data
 
 pytestmark = pytest.mark.integration
 
@@ -107,7 +107,10 @@ def test_heading_extraction_recovers_author_start_pages(tmp_path: Path) -> None:
     """With the outline switched off, headings alone find the authors' sections."""
     require_shared_data()
     context = IngestContext(library=str(tmp_path / "lib"), structure="headings")
-    pdfs = [PDF_DIR / f"{p.name.removesuffix('.outline.json')}.pdf" for p in OUTLINE_DIR.iterdir()]
+    # Reference PDFs live under pdfs/ or financebench/pdfs/ (NIKE_2023_10K.pdf).
+    names = [json.loads(p.read_text())["source_pdf"] for p in reference_outlines(SHARED_DATA)]
+    pdfs = [pdf for pdf in (find_pdf(SHARED_DATA, name) for name in names) if pdf is not None]
+    assert len(pdfs) == len(names)
     ingest_paths(pdfs, context, progress=False)
     library = Library(tmp_path / "lib")
     results = {}

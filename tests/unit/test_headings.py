@@ -11,11 +11,11 @@ def cand(page: int, text: str, size: float = 12.0, bold: bool = True) -> Heading
 
 
 def titles(candidates: list[HeadingCandidate], total_pages: int = 20) -> list[str]:
-    return [entry["title"] for entry in entries_from_headings(candidates, total_pages)]
+    return [entry["title"] for entry in entries_from_headings(candidates, [""] * total_pages)]
 
 
 def test_empty_candidates_give_no_entries() -> None:
-    assert entries_from_headings([], 5) == []
+    assert entries_from_headings([], [""] * 5) == []
 
 
 def test_drops_stamps_captions_theorems_and_fragments() -> None:
@@ -89,7 +89,7 @@ def test_without_any_anchor_only_page_one_is_dropped() -> None:
         cand(2, "Overview Of Stuff", 16),
         cand(3, "Details Here", 12),
     ]
-    entries = entries_from_headings(candidates, 20)
+    entries = entries_from_headings(candidates, [""] * 20)
     assert [(e["title"], e["start_page"], e["level"]) for e in entries] == [
         ("Overview Of Stuff", 2, 1),
         ("Details Here", 3, 1),
@@ -113,7 +113,7 @@ def test_table_of_contents_listing_is_dropped_but_real_headings_kept() -> None:
         cand(6, "2 Findings", 14),
         cand(7, "2.1 Detail", 12),
     ]
-    entries = entries_from_headings(candidates, 20)
+    entries = entries_from_headings(candidates, [""] * 20)
     assert [(e["title"], e["start_page"], e["level"]) for e in entries] == [
         ("Executive Summary", 3, 1),
         ("1 Introduction", 4, 1),
@@ -131,7 +131,7 @@ def test_levels_from_roman_letter_and_arabic_numbering() -> None:
         cand(4, "B. Scope", 12),
         cand(5, "III. Conclusion", 14),
     ]
-    entries = entries_from_headings(candidates, 20)
+    entries = entries_from_headings(candidates, [""] * 20)
     assert [(e["title"], e["level"], e["start_page"]) for e in entries] == [
         ("I. INTRODUCTION", 1, 1),
         ("II. Rules", 1, 2),
@@ -151,7 +151,7 @@ def test_unnumbered_headings_take_the_level_of_similar_font_sizes() -> None:
         cand(4, "Fine Print Notes", 9),  # smaller than every numbered heading
         cand(5, "Huge Banner Heading", 18),  # larger than all: top level
     ]
-    entries = entries_from_headings(candidates, 20)
+    entries = entries_from_headings(candidates, [""] * 20)
     assert [(e["title"], e["level"]) for e in entries] == [
         ("1 Introduction", 1),
         ("1.1 Motivation", 2),
@@ -163,5 +163,5 @@ def test_unnumbered_headings_take_the_level_of_similar_font_sizes() -> None:
 
 
 def test_entries_carry_page_and_no_verification_flags() -> None:
-    entries = entries_from_headings([cand(3, "Introduction", 14)], 10)
+    entries = entries_from_headings([cand(3, "Introduction", 14)], [""] * 10)
     assert entries == [{"level": 1, "title": "Introduction", "start_page": 3}]

@@ -53,35 +53,41 @@ def fake_llm() -> FakeListChatModel:
     return FakeListChatModel(responses=[LLM_REPLY])
 
 
+def structure(*args: object) -> tuple[list[SectionEntry], str]:
+    """extract_structure's entries and method, the parts these tests compare."""
+    found = extract_structure(*args)  # type: ignore[arg-type]
+    return found.entries, found.method
+
+
 def titles(entries: list[SectionEntry]) -> list[str]:
     return [e["title"] for e in entries]
 
 
 def test_forced_outline_requires_an_outline() -> None:
     with pytest.raises(IngestError, match="no outline"):
-        extract_structure("outline", PAGES, [], CANDIDATES, None)
+        structure("outline", PAGES, [], CANDIDATES, None)
 
 
 def test_forced_outline_is_used_even_when_it_does_not_verify() -> None:
-    assert extract_structure("outline", PAGES, BAD_OUTLINE, CANDIDATES, None) == (
+    assert structure("outline", PAGES, BAD_OUTLINE, CANDIDATES, None) == (
         BAD_OUTLINE,
         "outline",
     )
 
 
 def test_forced_headings() -> None:
-    entries, method = extract_structure("headings", PAGES, OUTLINE, CANDIDATES, None)
+    entries, method = structure("headings", PAGES, OUTLINE, CANDIDATES, None)
     assert method == "headings"
     assert titles(entries) == ["1 Introduction", "2 Method", "3 Results"]
 
 
 def test_forced_llm_requires_a_model() -> None:
     with pytest.raises(IngestError, match="needs an LLM"):
-        extract_structure("llm", PAGES, OUTLINE, CANDIDATES, None)
+        structure("llm", PAGES, OUTLINE, CANDIDATES, None)
 
 
 def test_forced_llm_uses_the_model() -> None:
-    entries, method = extract_structure("llm", PAGES, OUTLINE, CANDIDATES, fake_llm())
+    entries, method = structure("llm", PAGES, OUTLINE, CANDIDATES, fake_llm())
     assert method == "llm"
     assert [(e["level"], e["title"], e["start_page"]) for e in entries] == [
         (1, "1 Introduction", 1),
@@ -90,31 +96,31 @@ def test_forced_llm_uses_the_model() -> None:
 
 
 def test_auto_prefers_an_outline_that_verifies() -> None:
-    assert extract_structure("auto", PAGES, OUTLINE, CANDIDATES, fake_llm()) == (
+    assert structure("auto", PAGES, OUTLINE, CANDIDATES, fake_llm()) == (
         OUTLINE,
         "outline",
     )
 
 
 def test_auto_falls_back_to_headings_when_outline_fails() -> None:
-    entries, method = extract_structure("auto", PAGES, BAD_OUTLINE, CANDIDATES, fake_llm())
+    entries, method = structure("auto", PAGES, BAD_OUTLINE, CANDIDATES, fake_llm())
     assert method == "headings"
     assert titles(entries) == ["1 Introduction", "2 Method", "3 Results"]
 
 
 def test_auto_uses_headings_without_outline() -> None:
-    entries, method = extract_structure("auto", PAGES, [], CANDIDATES, None)
+    entries, method = structure("auto", PAGES, [], CANDIDATES, None)
     assert (titles(entries), method) == (["1 Introduction", "2 Method", "3 Results"], "headings")
 
 
 def test_auto_uses_llm_when_headings_find_too_few() -> None:
     few = [cand(1, "1 Introduction")]
-    entries, method = extract_structure("auto", PAGES, [], few, fake_llm())
+    entries, method = structure("auto", PAGES, [], few, fake_llm())
     assert method == "llm"
     assert titles(entries) == ["1 Introduction", "2 Method"]
 
 
 def test_auto_keeps_few_headings_without_a_model() -> None:
     few = [cand(1, "1 Introduction")]
-    entries, method = extract_structure("auto", PAGES, [], few, None)
+    entries, method = structure("auto", PAGES, [], few, None)
     assert (titles(entries), method) == (["1 Introduction"], "headings")
