@@ -18,7 +18,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ingest.layout import EDGE_ROWS, PageLayout, Row, row_text, split_page_number
+from ingest.layout import (
+    EDGE_ROWS,
+    PAGE_TOKEN,
+    Cell,
+    PageLayout,
+    Row,
+    row_text,
+    split_page_number,
+)
 from ingest.locate import find_title, mask_spans, title_span
 from ingest.numbering import Numbering, clean_title, parse_numbering
 from ingest.types import SectionEntry
@@ -94,7 +102,7 @@ def _is_contents_page(rows: list[Row], total_pages: int, continues: bool) -> boo
     listed = [row for row in body if _entry_page(row, total_pages) is not None]
     numbered = [row for row in body if _leading_numbering(row) is not None]
     share = len(listed) / max(len(body), 1)
-    rising = _rising_share([_entry_page(row, total_pages) for row in listed])
+    rising = _rising_share(listed, total_pages)
     if _has_heading(body):
         with_pages = (
             len(listed) >= MIN_ENTRIES_WITH_HEADING
@@ -159,12 +167,23 @@ def _roman(text: str) -> int:
     return total
 
 
-def _rising_share(values: list[int | None]) -> float:
-    numbers = [v for v in values if v is not None]
-    if len(numbers) < 2:
-        return 1.0 if numbers else 0.0
-    rising = sum(1 for a, b in itertools.pairwise(numbers) if b >= a)
-    return rising / (len(numbers) - 1)
+def _rising_share(rows: list[Row], total_pages: int) -> float:
+    """Share of neighbouring listed page numbers that do not fall (roman and arabic apart)."""
+    kinds = [_page_kind(row) for row in rows]
+    numbers = [_entry_page(row, total_pages) for row in rows]
+    pairs = [
+        (a, b)
+        for (a, ka), (b, kb) in itertools.pairwise(zip(numbers, kinds, strict=True))
+        if a is not None and b is not None and ka == kb
+    ]
+    if not pairs:
+        return 1.0 if any(n is not None for n in numbers) else 0.0
+    return sum(1 for a, b in pairs if b >= a) / len(pairs)
+
+
+def _page_kind(row: Row) -> str:
+    _, printed = split_page_number(row["cells"])
+    return "arabic" if printed and any(ch.isdigit() for ch in printed) else "roman"
 
 
 def _leading_numbering(row: Row) -> Numbering | None:
@@ -179,7 +198,7 @@ def parse_entries(
     listing = [
         row
         for page in _pages_of(rows)
-        for row in _list_rows(without_running(page, running), total_pages)
+        for row in split_columns(_list_rows(without_running(page, running), total_pages))
     ]
     entries: list[ContentsEntry] = []
     pending: ContentsEntry | None = None
@@ -196,6 +215,37 @@ def parse_entries(
             continue
         entries.append(entry)
     return entries
+
+
+def split_columns(rows: list[Row]) -> list[Row]:
+    """A contents list set in columns, read column by column.
+
+    A row whose page number is followed by more titled cells holds one entry per column
+    ("Introduction 1   Results 9"): it is cut after each page number, and the pieces are
+    read left column first.
+    """
+    columns: list[list[Row]] = []
+    for row in rows:
+        for index, piece in enumerate(_row_pieces(row)):
+            while len(columns) <= index:
+                columns.append([])
+            columns[index].append(piece)
+    return [piece for column in columns for piece in column]
+
+
+def _row_pieces(row: Row) -> list[Row]:
+    pieces: list[Row] = []
+    current: list[Cell] = []
+    for cell in row["cells"]:
+        current.append(cell)
+        if PAGE_TOKEN.match(cell["text"].strip()) and len(current) > 1:
+            pieces.append(Row(page=row["page"], y=row["y"], cells=current))
+            current = []
+    if current and pieces and not any(ch.isalpha() for c in current for ch in c["text"]):
+        pieces[-1]["cells"].extend(current)
+    elif current:
+        pieces.append(Row(page=row["page"], y=row["y"], cells=current))
+    return pieces
 
 
 def _pages_of(rows: list[Row]) -> list[list[Row]]:
@@ -292,7 +342,7 @@ def assign_levels(entries: list[ContentsEntry]) -> None:
     for entry in entries:
         key = _scheme_key(entry)
         if STANDALONE.match(entry.title):
-            depth = next((i for i, k in enumerate(stack) if k[0] == "item"), 0)
+            depth = next((i for i, k in enumerate(stack) if k[0].startswith("item")), 0)
             del stack[depth:]
         else:
             depth = next((i for i, k in enumerate(stack) if _same_scheme(k, key)), len(stack))

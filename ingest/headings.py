@@ -100,6 +100,8 @@ def _reads_like_title(text: str) -> bool:
         return False
     if any(ord(ch) < 32 for ch in text):
         return False
+    if parse_numbering(clean_title(text)) is not None:
+        return True  # "(1) Scope", "a. Components": numbered sub-levels of legal outlines
     return not (text[0] in "([{" or text[0].islower())
 
 

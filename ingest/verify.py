@@ -34,7 +34,9 @@ def verify_entries(
     repairer: Repairer | None = None,
 ) -> tuple[list[SectionEntry], VerificationReport]:
     """Check every entry, repair the failures, and return the surviving entries with a report."""
-    checked = [_check(entry, pages) for entry in entries]
+    # Bookmarks are exact links; other sources' pages are estimates, moved to where the title is.
+    settle = method != "outline"
+    checked = [_check(entry, pages, settle) for entry in entries]
     initial = _rate(checked)
     rounds, repaired = 0, []
     for window in REPAIR_WINDOWS[:MAX_REPAIR_ROUNDS]:
@@ -76,12 +78,16 @@ def _rate(entries: list[SectionEntry]) -> float | None:
     return round(sum(bool(entry["verified"]) for entry in entries) / len(entries), 4)
 
 
-def _check(entry: SectionEntry, pages: list[str]) -> SectionEntry:
-    """Mark an entry verified when its title is on its claimed page, or one page either side."""
+def _check(entry: SectionEntry, pages: list[str], settle: bool = False) -> SectionEntry:
+    """Mark an entry verified when its title is on its claimed page, or one page either side.
+
+    With ``settle`` the entry moves to the page where its title is printed (the claimed page
+    was derived, e.g. from a printed page number); otherwise it keeps its claimed page.
+    """
     claimed = entry["start_page"]
     for page in (claimed, claimed + 1, claimed - 1):
         if _title_on(entry["title"], page, pages) is not None:
-            return _located(entry, claimed, pages)
+            return _located(entry, page if settle else claimed, pages)
     return _updated(entry, verified=False, begins_page=False)
 
 

@@ -165,3 +165,33 @@ def test_unnumbered_headings_take_the_level_of_similar_font_sizes() -> None:
 def test_entries_carry_page_and_no_verification_flags() -> None:
     entries = entries_from_headings([cand(3, "Introduction", 14)], [""] * 10)
     assert entries == [{"level": 1, "title": "Introduction", "start_page": 3}]
+
+
+def test_running_footers_with_changing_page_numbers_are_dropped() -> None:
+    candidates = [cand(1, "1 Introduction", 14)]
+    candidates += [cand(page, f"2023 FORM 10-K {page}", 9) for page in range(2, 12)]
+    candidates.append(cand(6, "2 Method", 14))
+    candidates.sort(key=lambda c: c["page"])
+    assert titles(candidates, total_pages=12) == ["1 Introduction", "2 Method"]
+
+
+def test_table_cells_and_figures_are_not_headings() -> None:
+    pages = ["## 1 Results\n\n| **Total** | 369 |\n|---|---|\n| Stores | 12 |\n", "text"]
+    candidates = [
+        cand(1, "1 Results", 14),
+        cand(1, "Total", 12),  # a cell of the markdown table on its page
+        cand(1, "TOTAL 369", 12),  # a figure in the line
+        cand(2, "EBIT Margin 12.1 %", 12),
+    ]
+    assert [e["title"] for e in entries_from_headings(candidates, pages)] == ["1 Results"]
+
+
+def test_lines_of_a_contents_list_are_not_headings() -> None:
+    pages = ["Contents\n1 Introduction\n2 Method", "## 1 Introduction\ntext", "## 2 Method\n"]
+    candidates = [cand(1, "1 Introduction", 12), cand(2, "1 Introduction", 14)]
+    candidates.append(cand(3, "2 Method", 14))
+    entries = entries_from_headings(candidates, pages, [[1, 9, len(pages[0])]])
+    assert [(e["title"], e["start_page"]) for e in entries] == [
+        ("1 Introduction", 2),
+        ("2 Method", 3),
+    ]

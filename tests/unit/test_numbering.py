@@ -95,3 +95,48 @@ def test_letter_without_roman_is_top_level() -> None:
 def test_small_caps_heading_parses_after_cleaning() -> None:
     title = clean_title("I. I NTRODUCTION")
     assert parse_numbering(title) == Numbering("roman", 1)
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("PART I", Numbering("part", 1)),
+        ("Part II — Other Information", Numbering("part", 1)),
+        ("ITEM 1A. RISK FACTORS", Numbering("item", 1)),
+        ("Item 2.02 Results of Operations", Numbering("item", 1)),
+        ("Item 9B.", Numbering("item", 1)),
+        ("Note 3 — Revenue", Numbering("note", 1)),
+        ("NOTE 12: LEASES", Numbering("note", 1)),
+        ("Chapter 4 Results", Numbering("chapter", 1)),
+        ("a. Components", Numbering("sub", 1)),
+        ("(1) General Rule", Numbering("sub", 2)),
+        ("(ii) Scope", Numbering("sub", 3)),
+    ],
+)
+def test_parse_numbering_recognises_filing_and_legal_schemes(
+    title: str, expected: Numbering
+) -> None:
+    assert parse_numbering(title) == expected
+
+
+@pytest.mark.parametrize("title", ["Items 1 and 2 are", "Item 1 of this report", "Part 276"])
+def test_filing_words_in_sentences_are_not_numbering(title: str) -> None:
+    assert parse_numbering(title) is None
+
+
+def test_filing_levels_part_item_note() -> None:
+    titles = [
+        "PART I",
+        "Item 1. Business",
+        "Item 1A. Risk Factors",
+        "PART II",
+        "Item 8. Financial Statements",
+        "Note 1 — Summary",
+        "Note 2 — Revenue",
+        "Item 9. Changes",
+    ]
+    assert _levels(titles) == [1, 2, 2, 1, 2, 3, 3, 2]
+
+
+def test_items_without_parts_are_top_level() -> None:
+    assert _levels(["Item 2.02 Results of Operations", "Item 9.01 Exhibits"]) == [1, 1]

@@ -52,10 +52,23 @@ def test_entry_on_claimed_page_passes_unchanged(pages: list[str]) -> None:
 
 
 @pytest.mark.parametrize("claimed", [1, 3])
-def test_entry_within_one_page_keeps_its_claimed_page(pages: list[str], claimed: int) -> None:
-    survivors, report = verify_entries([entry(1, "1 Introduction", claimed)], pages, "headings")
+def test_bookmark_within_one_page_keeps_its_claimed_page(pages: list[str], claimed: int) -> None:
+    survivors, report = verify_entries([entry(1, "1 Introduction", claimed)], pages, "outline")
     assert [(e["start_page"], e["verified"], e["repaired"]) for e in survivors] == [
         (claimed, True, False)
+    ]
+    assert report["repaired"] == []
+    assert report["repair_rounds"] == 0
+
+
+@pytest.mark.parametrize("method", ["headings", "toc"])
+@pytest.mark.parametrize("claimed", [1, 3])
+def test_derived_entry_within_one_page_moves_to_where_its_title_is_printed(
+    pages: list[str], claimed: int, method: str
+) -> None:
+    survivors, report = verify_entries([entry(1, "1 Introduction", claimed)], pages, method)  # type: ignore[arg-type]
+    assert [(e["start_page"], e["verified"], e["repaired"]) for e in survivors] == [
+        (2, True, False)
     ]
     assert report["repaired"] == []
     assert report["repair_rounds"] == 0

@@ -1,0 +1,50 @@
+"""Body headings deepen a tree whose top levels came from a printed contents list."""
+
+from __future__ import annotations
+
+from ingest.deepen import deepen
+from ingest.types import HeadingCandidate, SectionEntry
+
+
+def cand(page: int, text: str, size: float = 12.0) -> HeadingCandidate:
+    return HeadingCandidate(page=page, text=text, size=size, bold=True, y_frac=0.2)
+
+
+PAGES = [
+    "Cover",
+    "## II. Interpretation\n\n### A. Background\n\ntext\n\n### B. Components\n\ntext",
+    "#### a. First component\n\ntext\n\n#### (1) A detail\n\ntext",
+    "## III. Economics\n\n### Overview\n\ntext",
+]
+LISTED = [
+    SectionEntry(level=1, title="II. Interpretation", start_page=2),
+    SectionEntry(level=2, title="A. Background", start_page=2),
+    SectionEntry(level=2, title="B. Components", start_page=2),
+    SectionEntry(level=1, title="III. Economics", start_page=4),
+]
+
+
+def test_headings_inside_listed_sections_become_their_children() -> None:
+    candidates = [
+        cand(2, "II. Interpretation", 14),  # the listed entry itself: not added twice
+        cand(2, "B. Components", 12),
+        cand(3, "a. First component", 11),
+        cand(3, "(1) A detail", 10),
+        cand(4, "Overview", 12),
+    ]
+    entries = deepen(LISTED, candidates, PAGES, [])
+    assert [(e["level"], e["title"], e["start_page"]) for e in entries] == [
+        (1, "II. Interpretation", 2),
+        (2, "A. Background", 2),
+        (2, "B. Components", 2),
+        (3, "a. First component", 3),
+        (4, "(1) A detail", 3),
+        (1, "III. Economics", 4),
+        (2, "Overview", 4),
+    ]
+
+
+def test_headings_on_contents_pages_are_never_added() -> None:
+    pages = ["Contents\nII. Interpretation\nStray Heading", *PAGES[1:]]
+    entries = deepen(LISTED, [cand(1, "Stray Heading", 14)], pages, [[1, 0, len(pages[0])]])
+    assert [e["title"] for e in entries] == [e["title"] for e in LISTED]
