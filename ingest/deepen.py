@@ -61,14 +61,15 @@ def _key(title: str) -> str:
 
 
 def _repeats_listed(heading: SectionEntry, keys: list[tuple[str, int]]) -> bool:
-    """A listed title within a page of it: the same words, cut off, or without its number."""
+    """A listed title within a page of it: the same words, cut off, without its number, or
+    run together with a neighbouring heading ("PART III Item 10. Directors ...")."""
     key = _key(heading["title"])
     return any(
         abs(page - heading["start_page"]) <= 1
         and (
             key == listed
-            or (len(key) >= MIN_PARTIAL_KEY and (listed.startswith(key) or listed.endswith(key)))
-            or (len(listed) >= MIN_PARTIAL_KEY and key.startswith(listed))
+            or (len(key) >= MIN_PARTIAL_KEY and key in listed)
+            or (len(listed) >= MIN_PARTIAL_KEY and listed in key)
         )
         for listed, page in keys
     )
