@@ -41,7 +41,8 @@ def entries_from_headings(
     """
     kept = _drop_noise(candidates, len(pages))
     kept = [c for c in kept if not _in_listing(c, pages, listing_spans or [])]
-    kept = [c for c in kept if not _in_table(c, pages)]
+    table_rows: dict[int, str] = {}
+    kept = [c for c in kept if not _in_table(c, pages, table_rows)]
     kept = _drop_contents_pages(kept)
     kept = _drop_front_matter(kept)
     return _assign_levels(kept)
@@ -80,16 +81,20 @@ def _in_listing(cand: HeadingCandidate, pages: list[str], spans: list[list[int]]
     return False
 
 
-def _in_table(cand: HeadingCandidate, pages: list[str]) -> bool:
+def _in_table(cand: HeadingCandidate, pages: list[str], table_rows: dict[int, str]) -> bool:
     """Whether the candidate is a cell of a markdown table row on its page ("| Total | 5 |")."""
-    if not 1 <= cand["page"] <= len(pages):
-        return False
+    if cand["page"] not in table_rows:
+        table_rows[cand["page"]] = _table_text(pages, cand["page"])
     key = " ".join(title_tokens(cand["text"]))
-    return bool(key) and any(
-        " ".join(title_tokens(line)).find(key) >= 0
-        for line in pages[cand["page"] - 1].splitlines()
-        if line.lstrip().startswith("|")
-    )
+    return bool(key) and key in table_rows[cand["page"]]
+
+
+def _table_text(pages: list[str], page: int) -> str:
+    """The words of a page's markdown table rows, one row per line."""
+    if not 1 <= page <= len(pages):
+        return ""
+    rows = [line for line in pages[page - 1].splitlines() if line.lstrip().startswith("|")]
+    return "\n".join(" ".join(title_tokens(row)) for row in rows)
 
 
 def _reads_like_title(text: str) -> bool:

@@ -90,15 +90,19 @@ def _mark_table_cells(lines: list[_Line], width: float) -> None:
     crossing = [line for line in lines if line.chars >= 40]
     spanning = sum(line.box[0] < middle < line.box[2] for line in crossing)
     two_columns = bool(crossing) and spanning < TWO_COLUMN_SHARE * len(crossing)
-    for line in lines:
-        for other in lines:
-            if other is line or not _same_row(line, other) or _overlap_x(line, other):
+    by_top = sorted(lines, key=lambda line: line.box[1])
+    for index, line in enumerate(by_top):
+        for other in by_top[index + 1 :]:
+            if other.box[1] >= line.box[3]:
+                break  # sorted by top: no later line can share this row
+            if not _same_row(line, other) or _overlap_x(line, other):
                 continue
             if two_columns and (line.box[0] < middle) != (other.box[0] < middle):
                 continue
             if len(other.text.split()) <= TABLE_CELL_WORDS:
                 line.in_table = True
-                break
+            if len(line.text.split()) <= TABLE_CELL_WORDS:
+                other.in_table = True
 
 
 def _same_row(a: _Line, b: _Line) -> bool:
