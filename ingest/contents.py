@@ -44,6 +44,8 @@ MIN_ENTRIES_WITHOUT_HEADING = 8
 MIN_LISTED_SHARE = 0.3
 MIN_LISTED_SHARE_WITHOUT_HEADING = 0.55
 MIN_RISING_SHARE = 0.75
+# A page continuing a list without page numbers is mostly numbered lines.
+MIN_NUMBERED_SHARE = 0.5
 # Printed page numbers may exceed the physical count a little (covers and inserts are unnumbered).
 PAGE_SLACK = 30
 # A vertical gap this many times the list's row spacing ends the list on its page.
@@ -112,11 +114,17 @@ def _is_contents_page(rows: list[Row], total_pages: int, continues: bool) -> boo
         without_pages = not listed and len(numbered) >= MIN_ENTRIES_WITH_HEADING
         return with_pages or without_pages
     if continues:
-        return (
+        with_pages = (
             len(listed) >= MIN_ENTRIES_WITH_HEADING
             and share >= MIN_LISTED_SHARE
-            and (rising >= MIN_RISING_SHARE)
+            and rising >= MIN_RISING_SHARE
         )
+        without_pages = (
+            not listed
+            and len(numbered) >= MIN_ENTRIES_WITH_HEADING
+            and len(numbered) >= MIN_NUMBERED_SHARE * len(body)
+        )
+        return with_pages or without_pages
     return (
         len(listed) >= MIN_ENTRIES_WITHOUT_HEADING
         and share >= MIN_LISTED_SHARE_WITHOUT_HEADING

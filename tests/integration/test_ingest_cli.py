@@ -126,8 +126,17 @@ def test_docs_and_tree_json_contract(capsys: pytest.CaptureFixture[str], library
     code, docs = run_cli(capsys, "--library", lib, "docs")
     assert code == 0 and len(docs) == 1
     record = docs[0]
-    assert set(record) == {"doc_id", "title", "pages", "nodes", "verification_rate", "source"}
+    assert set(record) == {
+        "doc_id",
+        "title",
+        "pages",
+        "nodes",
+        "structure",
+        "verification_rate",
+        "source",
+    }
     assert record["pages"] == 4 and record["verification_rate"] == 1.0
+    assert record["structure"] == "outline"
     assert record["title"].startswith("Beyond Summarization")
     code, tree = run_cli(capsys, "--library", lib, "tree", record["doc_id"])
     assert code == 0

@@ -253,3 +253,15 @@ def test_a_later_list_nests_under_the_entry_whose_pages_hold_it() -> None:
     assert (
         by_title["Note 1 Summary"]["level"] == by_title["Item 8. Financial Statements"]["level"] + 1
     )
+
+
+def test_a_list_without_page_numbers_continues_on_the_next_page() -> None:
+    first = [row(2, 0.1, (250, "TABLE OF CONTENTS"))]
+    first += [row(2, 0.2 + 0.05 * i, (72, f"{r}. Part {r}")) for i, r in enumerate(["I", "II"])]
+    first.append(row(2, 0.35, (108, "A. Scope")))
+    second = [row(3, 0.1 + 0.05 * i, (108, f"{c}. Topic {c}")) for i, c in enumerate("BCD")]
+    second.append(row(3, 0.3, (72, "III. Costs")))
+    prose = [
+        row(4, 0.1 + 0.05 * i, (72, f"Body text line number {i} of the section.")) for i in range(6)
+    ]
+    assert contents_pages(layout(first + second + prose, 9), 9) == [[2, 3]]
