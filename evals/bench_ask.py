@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from graph.cli_query import ask
+from graph.api import ask
 from graph.context import AgentContext
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
@@ -50,9 +50,7 @@ def run(pdfs: Path, library: Path) -> dict[str, Any]:
     rows = []
     for question in QUESTIONS:
         started = time.perf_counter()
-        values = ask(
-            library, question, [], f"bench-{uuid.uuid4().hex[:8]}", context, progress=False
-        )
+        values = ask(library, question, [], f"bench-{uuid.uuid4().hex[:8]}", context)
         rows.append(
             {
                 "question": question,

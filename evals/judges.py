@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from numpy.typing import ArrayLike
 
 from evals.metrics import cosine, option_letter
-from ingest.llm import chat_model
+from store.chat import chat_model
 from store.embeddings import DEFAULT_DENSE_MODEL, default_cache_dir, dense_embedder
 from store.settings import LLMSettings, env_text
 

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from graph.adherence import layer_adherence
+from graph.trajectory.adherence import layer_adherence
 from store.embeddings import ENGLISH_STOPWORDS
 
 EVIDENCE_PRECISION = "evidence_precision"
@@ -180,7 +180,7 @@ def adherence_scores(steps: Sequence[Mapping[str, Any]]) -> dict[str, float | No
     """Layer-order scores of one recorded trajectory; None for a run that called no tool.
 
     ``layer_adherence`` is 1.0 when the run searched first, never went back a layer and read
-    no page of a document whose tree it had not opened (see ``graph.adherence``).
+    no page of a document whose tree it had not opened (see ``graph.trajectory.adherence``).
     """
     if not steps:
         return {LAYER_ADHERENCE: None, BACKWARD_JUMPS: None, PAGES_WITHOUT_TREE: None}

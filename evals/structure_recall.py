@@ -33,10 +33,9 @@ from tqdm import tqdm
 from ingest.context import STRUCTURE_MODES, IngestContext
 from ingest.graph import build_ingest_graph
 from ingest.numbering import clean_title, parse_numbering
-from ingest.tree import walk
-from ingest.types import TreeNode
 from store.catalog import close_catalogs
 from store.library import Library
+from store.types import TreeNode, walk
 
 WORD = re.compile(r"[^\W_]+")
 OUTLINE_FOLDER = Path("reference-trees") / "author-outlines"

@@ -1,1 +1,3 @@
-"""The application layer: the command line (and, as the product grows, the query graph)."""
+"""The query agent: its graph and nodes, the retrieval strategies (``graph.strategies``), the
+programmatic entry point (``graph.api``), the trajectory tools (``graph.trajectory``) and, on
+top of everything, the ``vectree`` command line (``graph.cli``)."""

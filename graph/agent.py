@@ -5,7 +5,7 @@ Explicit nodes and edges (not a prebuilt ReAct loop): ``prepare`` → ``model_tu
 nudge threshold on) → ``model_turn`` … → ``finish``. Strategies with their own retrieval
 (``context.strategy``, see ``graph.strategies``) go ``prepare`` → ``strategy`` → ``finish``.
 The exported ``graph`` has no checkpointer (a LangGraph server supplies its own);
-``compile_agent(checkpointer)`` is for the CLI.
+``compile_agent(checkpointer)`` is for ``graph.api.ask`` (and so the CLI).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def compile_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     model_factory: nodes.ModelFactory = agent_model,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile with a checkpointer (CLI) or without one (server)."""
+    """Compile with a checkpointer (``graph.api``) or without one (server, evals)."""
     return build_agent_graph(model_factory).compile(checkpointer=checkpointer, name="agent")
 
 

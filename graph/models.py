@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 
 from graph.context import AgentContext
-from ingest.llm import chat_model
+from store.chat import chat_model
 
 
 def configured_model(context: AgentContext) -> BaseChatModel | None:

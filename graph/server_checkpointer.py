@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from graph.checkpoints import CHECKPOINT_FILE
+from graph.trajectory.checkpoints import CHECKPOINT_FILE
 from store.settings import default_library_dir
 
 

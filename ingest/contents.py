@@ -29,7 +29,7 @@ from ingest.layout import (
 )
 from ingest.locate import find_title, mask_spans, title_span
 from ingest.numbering import Numbering, clean_title, parse_numbering
-from ingest.types import SectionEntry
+from store.types import SectionEntry
 
 HEADING = re.compile(
     r"^(table of contents|contents|index|index to [\w ,&'’]+|[\w ,&'’]+ index)(\s+page)?$",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ingest.headings import entries_from_headings
 from ingest.locate import find_title, mask_spans
-from ingest.types import HeadingCandidate, SectionEntry
+from store.types import HeadingCandidate, SectionEntry
 
 WORD = re.compile(r"[^\W_]+")
 # A heading this long (letters and digits) that starts or ends a listed title repeats it.

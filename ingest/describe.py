@@ -12,7 +12,7 @@ from typing import Any
 
 from ingest.numbering import clean_title
 from ingest.summarise import SENTENCE_END, STOP, WORD, clean_text
-from ingest.types import DocumentMetadata, HeadingCandidate
+from store.types import DocumentMetadata, HeadingCandidate
 
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>()\]]+[^\s\"<>()\].,;])")
 YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")

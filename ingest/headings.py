@@ -6,7 +6,7 @@ import re
 
 from ingest.locate import find_title, title_tokens
 from ingest.numbering import LevelAssigner, clean_title, parse_numbering
-from ingest.types import HeadingCandidate, SectionEntry
+from store.types import HeadingCandidate, SectionEntry
 
 KNOWN_SECTIONS = re.compile(
     r"^(abstract|introduction|summary|executive summary|background|overview|preface|foreword|"

@@ -1,7 +1,8 @@
 """The optional LLM stages of ingestion, through any OpenAI-compatible endpoint.
 
-Every function takes a LangChain chat model, so tests can drive them with scripted fake models
-and, end to end, with the real ``langchain-openai`` client against a local HTTP stub.
+Every function takes a LangChain chat model (``store.chat`` builds the client), so tests can
+drive them with scripted fake models and, end to end, with the real ``langchain-openai`` client
+against a local HTTP stub.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from ingest import prompts
 from ingest.contents import ContentsEntry, ContentsReader
 from ingest.errors import IngestError
 from ingest.numbering import clean_title, parse_numbering
-from ingest.types import SectionEntry
 from store.embeddings import count_tokens, truncate_to_tokens
-from store.settings import LLMSettings
+from store.types import SectionEntry
 
 GROUP_TOKENS = 20_000
 JSON_RETRIES = 2
@@ -33,22 +33,6 @@ LEADER_TAIL = re.compile(r"\s*(?:[.·…_]\s*){3,}$")
 
 class LLMOutputError(IngestError):
     """The model's reply could not be used after the allowed retries."""
-
-
-def chat_model(settings: LLMSettings) -> BaseChatModel | None:
-    """A ChatOpenAI client when a model is configured, otherwise None (offline path)."""
-    if not settings.configured:
-        return None
-    from langchain_openai import ChatOpenAI
-
-    return ChatOpenAI(
-        model=settings.model or "",
-        base_url=settings.base_url,
-        api_key=settings.api_key or "not-needed",  # type: ignore[arg-type]
-        temperature=settings.temperature,
-        timeout=settings.timeout_s,
-        max_retries=2,
-    )
 
 
 def ask_json(model: BaseChatModel, system: str, user: str) -> Any:

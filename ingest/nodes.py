@@ -27,10 +27,11 @@ from ingest.parse import parse_pdf
 from ingest.split import headings_within, split_oversized
 from ingest.state import IngestState
 from ingest.structure import EMPTY_LAYOUT, extract_structure
-from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes, walk
-from ingest.types import SectionEntry, VerificationReport
+from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
 from ingest.verify import insert_abstract, verify_entries
+from store.chat import chat_model
 from store.library import DocumentRecord, Library, write_json
+from store.types import SectionEntry, VerificationReport, walk
 
 Update = dict[str, Any]
 Node = Callable[[IngestState, Runtime[IngestContext]], Update]
@@ -69,7 +70,7 @@ def guarded(name: str) -> Callable[[Node], Node]:
 
 
 def _model(runtime: Runtime[IngestContext]) -> BaseChatModel | None:
-    return llm.chat_model(runtime.context.llm_settings())
+    return chat_model(runtime.context.llm_settings())
 
 
 @guarded("parse")

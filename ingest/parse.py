@@ -19,8 +19,8 @@ from ingest.errors import ParserUnavailableError
 from ingest.layout import PageLayout, page_layout
 from ingest.locate import normalize
 from ingest.pdf_checks import open_checked_pdf
-from ingest.types import HeadingCandidate, PageImage, SectionEntry
 from ingest.typography import heading_candidates
+from store.types import HeadingCandidate, PageImage, SectionEntry
 
 PARSERS = ("pymupdf4llm", "pymupdf4llm-layout", "marker")
 MIN_IMAGE_PIXELS = 48

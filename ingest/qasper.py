@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ingest.errors import BadInputError
-from ingest.types import SectionEntry
+from store.types import SectionEntry
 
 NEST = " ::: "
 FLOATS_TITLE = "Figures and tables"

@@ -11,9 +11,9 @@ from typing import cast
 
 from ingest.headings import entries_from_headings
 from ingest.tree import Draft, fold_entries, iter_drafts, page_windows
-from ingest.types import HeadingCandidate, SectionEntry
 from ingest.verify import verify_entries
 from store.embeddings import count_tokens
+from store.types import HeadingCandidate, SectionEntry
 
 SPLIT_TOKENS = 20_000
 SPLIT_PAGES = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ingest.layout import PageLayout
-from ingest.types import (
+from store.types import (
     DocumentMetadata,
     HeadingCandidate,
     PageImage,

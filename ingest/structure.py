@@ -21,8 +21,8 @@ from ingest.headings import entries_from_headings
 from ingest.layout import PageLayout
 from ingest.llm import llm_contents_reader, llm_entries
 from ingest.locate import mask_spans
-from ingest.types import HeadingCandidate, SectionEntry, StructureSource
 from ingest.verify import verify_entries
+from store.types import HeadingCandidate, SectionEntry, StructureSource
 
 LOG = logging.getLogger(__name__)
 # The outline is trusted in auto mode when at least this share of its titles verify unrepaired.

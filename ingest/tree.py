@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ingest.types import SectionEntry, TreeNode
+from store.types import SectionEntry, TreeNode
 
 FRONT_MATTER = "Front matter"
 WINDOW_PAGES = 10
@@ -146,12 +146,3 @@ def from_tree_nodes(nodes: list[TreeNode], level: int = 1) -> list[Draft]:
         )
         for n in nodes
     ]
-
-
-def walk(nodes: list[TreeNode]) -> list[TreeNode]:
-    """All stored nodes depth-first."""
-    out: list[TreeNode] = []
-    for node in nodes:
-        out.append(node)
-        out.extend(walk(node["nodes"]))
-    return out

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.types import HeadingCandidate
+from store.types import HeadingCandidate
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import cast
 
 from ingest.locate import begins_page, find_title
-from ingest.types import SectionEntry, StructureSource, VerificationReport
+from store.types import SectionEntry, StructureSource, VerificationReport
 
 MAX_REPAIR_ROUNDS = 3
 # Search radius (pages) around the claimed page in each repair round; None = between neighbours.

@@ -29,8 +29,6 @@ from typing import Any
 import numpy as np
 from qdrant_client import QdrantClient, models
 
-from ingest.tree import walk
-from ingest.types import TreeNode
 from store.catalog import Catalog
 from store.embeddings import token_offsets
 from store.index import DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH
@@ -45,6 +43,7 @@ from store.search_engine import (
     cosine_scores,
     unit_rows,
 )
+from store.types import TreeNode, walk
 
 DENSE_CHUNK_TOKENS = 800
 DENSE_CHUNK_OVERLAP = 400

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from ingest.types import DocumentMetadata, TreeNode
+from store.types import DocumentMetadata, TreeNode
 
 
 class IndexEntry(TypedDict):

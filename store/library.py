@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ingest.types import DocumentMetadata, PageImage, TreeNode, VerificationReport
+from store.types import DocumentMetadata, PageImage, TreeNode, VerificationReport
 
 _STAGING_COUNTER = itertools.count()
 _VERSION_COUNTER = itertools.count()

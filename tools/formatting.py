@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ingest.types import DocumentMetadata, TreeNode
 from store.embeddings import count_tokens
+from store.types import DocumentMetadata, TreeNode
 
 TREE_TOKEN_TARGET = 460
 MIN_SUMMARY_WORDS = 4

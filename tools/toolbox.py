@@ -17,11 +17,11 @@ import numpy as np
 from pydantic import ValidationError
 from rank_bm25 import BM25Okapi
 
-from ingest.tree import walk
 from store.catalog import Catalog
 from store.embeddings import count_tokens
 from store.index import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
+from store.types import walk
 from tools import formatting
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
 from tools.search import DocumentSearch, GateSettings, rrf

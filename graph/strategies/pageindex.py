@@ -45,7 +45,7 @@ from graph.strategies.base import (
     StrategyRequest,
     answer_from_passages,
 )
-from ingest.types import TreeNode
+from store.types import TreeNode
 
 MAX_STEPS = 12
 MAX_READS = 4

@@ -41,11 +41,10 @@ from graph.strategies.tool_loop import (
     ToolSession,
     run_tool_loop,
 )
-from ingest.tree import walk
-from ingest.types import TreeNode
 from store.catalog import Catalog
 from store.chunks import Chunk
 from store.embeddings import count_tokens, truncate_to_tokens
+from store.types import TreeNode, walk
 from tools.formatting import words
 from tools.passages import PassageSearch, ScoredChunk
 from tools.schemas import ToolArgs

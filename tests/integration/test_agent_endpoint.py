@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from graph.checkpoints import sqlite_checkpointer, thread_values, trace_record
-from graph.cli_query import ask
+from graph.api import ask
 from graph.context import AgentContext
+from graph.trajectory.checkpoints import sqlite_checkpointer, thread_values, trace_record
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import close_catalogs
@@ -70,7 +70,6 @@ def test_scripted_endpoint_run_is_recorded_and_read_back(
             [],
             "thread-e2e",
             context,
-            progress=False,
         )
     assert not stub.errors
     assert len(stub.requests) == 5

@@ -13,7 +13,7 @@ import pytest
 
 from graph.citations import find_citations
 from graph.cli import main
-from graph.cli_ingest import demo_corpus
+from graph.cli.library import demo_corpus
 from ingest.summarise import clean_text
 from store.catalog import close_catalogs
 from store.library import Library

@@ -17,9 +17,9 @@ import pymupdf
 import pytest
 
 from graph.cli import main
-from ingest.tree import walk
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
+from store.types import walk
 from tests.conftest import PDF_DIR, QASPER_FILE, ROOT, require_shared_data
 
 pytestmark = pytest.mark.integration

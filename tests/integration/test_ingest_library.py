@@ -13,10 +13,9 @@ from evals.structure_recall import compare, find_pdf, overall, reference_outline
 from ingest.context import IngestContext
 from ingest.locate import find_title
 from ingest.pipeline import BatchReport, ingest_paths
-from ingest.tree import walk
-from ingest.types import TreeNode
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
+from store.types import TreeNode, walk
 from tests.conftest import OUTLINE_DIR, PDF_DIR, SHARED_DATA, require_shared_data
 
 pytestmark = pytest.mark.integration

@@ -23,8 +23,8 @@ import pytest
 from ingest import prompts
 from ingest.context import IngestContext
 from ingest.graph import build_ingest_graph
-from ingest.tree import walk
 from store.library import Library
+from store.types import walk
 from tests.llm_stub import LLMStub, RecordedRequest, message_text
 
 pytestmark = pytest.mark.integration

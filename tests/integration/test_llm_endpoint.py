@@ -27,8 +27,9 @@ from ingest.graph import build_ingest_graph
 from ingest.llm import JSON_RETRIES
 from ingest.sections import node_bodies
 from ingest.summarise import extractive_summary, needs_summary
-from ingest.tree import from_tree_nodes, iter_drafts, walk
+from ingest.tree import from_tree_nodes, iter_drafts
 from store.library import Library
+from store.types import walk
 from tests.conftest import PDF_DIR, require_shared_data
 from tests.llm_stub import LLMStub, RecordedRequest, message_text
 

@@ -18,9 +18,9 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from graph.cli import main
-from graph.cli_ingest import demo_corpus
-from graph.cli_serve import free_port
-from graph.remote import full_history, server_trace
+from graph.cli.library import demo_corpus
+from graph.cli.serve import free_port
+from graph.trajectory.remote import full_history, server_trace
 from store.catalog import close_catalogs
 from tests.conftest import ROOT
 

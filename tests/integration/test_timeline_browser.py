@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from graph.adherence import summary_line
 from graph.cli import main
-from graph.cli_ingest import demo_corpus
-from graph.timeline import render_timeline
+from graph.cli.library import demo_corpus
+from graph.trajectory.adherence import summary_line
+from graph.trajectory.timeline import render_timeline
 from ingest.summarise import clean_text
 from store.catalog import close_catalogs
 

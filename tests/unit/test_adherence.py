@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graph.adherence import layer_adherence, summary_line
+from graph.trajectory.adherence import layer_adherence, summary_line
 from tools.schemas import TOOL_LAYERS
 
 DOC, OTHER = "a1b2c3d4e5f6", "f6e5d4c3b2a1"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ingest.deepen import deepen
-from ingest.types import HeadingCandidate, SectionEntry
+from store.types import HeadingCandidate, SectionEntry
 
 
 def cand(page: int, text: str, size: float = 12.0) -> HeadingCandidate:

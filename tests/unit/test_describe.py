@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ingest.describe import merge_llm_metadata, one_sentence, regex_metadata
-from ingest.types import DocumentMetadata, HeadingCandidate
+from store.types import DocumentMetadata, HeadingCandidate
 
 FIRST_PAGE = """# Deep Widgets for Everyone
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ingest.headings import entries_from_headings
-from ingest.types import HeadingCandidate
+from store.types import HeadingCandidate
 
 
 def cand(page: int, text: str, size: float = 12.0, bold: bool = True) -> HeadingCandidate:

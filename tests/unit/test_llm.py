@@ -17,16 +17,16 @@ from ingest.llm import (
     LLMOutputError,
     ask_json,
     ask_text,
-    chat_model,
     llm_entries,
     llm_metadata,
     llm_repairer,
     llm_summaries,
     page_groups,
 )
-from ingest.types import SectionEntry
+from store.chat import chat_model
 from store.embeddings import count_tokens
 from store.settings import LLMSettings
+from store.types import SectionEntry
 
 
 class RecordingModel(FakeListChatModel):

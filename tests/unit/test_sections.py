@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ingest.sections import node_bodies
 from ingest.tree import Draft, build_tree, iter_drafts, page_windows
-from ingest.types import SectionEntry
+from store.types import SectionEntry
 
 
 def entry(level: int, title: str, page: int, begins: bool) -> SectionEntry:

@@ -11,8 +11,8 @@ from ingest.split import (
     split_oversized,
 )
 from ingest.tree import Draft, iter_drafts
-from ingest.types import HeadingCandidate, SectionEntry
 from store.embeddings import count_tokens
+from store.types import HeadingCandidate, SectionEntry
 
 
 def filler(tokens: int) -> str:

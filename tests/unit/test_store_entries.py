@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ingest.types import DocumentMetadata, TreeNode
 from store.entries import document_entries
+from store.types import DocumentMetadata, TreeNode
 
 
 def node(node_id: str, title: str, start: int, end: int, children: list[TreeNode]) -> TreeNode:

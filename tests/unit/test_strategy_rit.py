@@ -19,8 +19,8 @@ from graph.context import AgentContext
 from graph.strategies import rit
 from graph.strategies.base import StrategyRequest
 from graph.strategies.rit import NodeHit, induce_forest, navigate
-from ingest.types import TreeNode
 from store.chunks import Chunk, node_chunks
+from store.types import TreeNode
 from tests.llm_stub import LLMStub, ToolCalls
 from tests.trees import node as tree_node
 from tools.passages import ScoredChunk

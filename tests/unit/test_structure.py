@@ -9,7 +9,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from ingest.errors import IngestError
 from ingest.structure import extract_structure
-from ingest.types import HeadingCandidate, SectionEntry
+from store.types import HeadingCandidate, SectionEntry
 
 PAGES = [
     "A Title\n1 Introduction\ntext",

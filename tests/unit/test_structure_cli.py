@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from evals.structure_recall import find_pdf, format_table, overall
-from graph.cli import build_parser, main
+from graph.cli.commands import build_parser, main
 from ingest.context import STRUCTURE_MODES, IngestContext
-from ingest.types import SectionEntry
 from ingest.verify import verify_entries
 from store.library import Library, write_json
+from store.types import SectionEntry
 
 
 def _subparser(name: str) -> argparse.ArgumentParser:

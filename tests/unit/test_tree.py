@@ -12,9 +12,8 @@ from ingest.tree import (
     iter_drafts,
     page_windows,
     to_tree_nodes,
-    walk,
 )
-from ingest.types import SectionEntry
+from store.types import SectionEntry, walk
 
 
 def entry(level: int, title: str, page: int, begins: bool = True) -> SectionEntry:

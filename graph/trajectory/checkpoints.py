@@ -1,4 +1,5 @@
-"""The SQLite checkpointer of the CLI and reading recorded threads back from it.
+"""The SQLite checkpointer of ``graph.api.ask`` (and so of the CLI), and reading recorded
+threads back from it.
 
 Every step of every run is checkpointed in ``LIBRARY/checkpoints.sqlite``, so a trajectory can
 be read after the fact, by thread id, from a new process.
@@ -12,7 +13,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.adherence import layer_adherence
+from graph.trajectory.adherence import layer_adherence
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 

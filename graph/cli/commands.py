@@ -11,9 +11,11 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from graph import cli_ingest, cli_query, cli_serve
-from graph.cli_common import positive_int
-from graph.cli_eval import add_eval_command
+from graph.cli.benchmark import add_eval_command
+from graph.cli.common import positive_int
+from graph.cli.library import cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
+from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
+from graph.cli.serve import cmd_serve
 from graph.context import STRATEGIES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
@@ -26,25 +28,25 @@ LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
 def cmd_demo(args: argparse.Namespace) -> int:
     """Ingest the demo papers, list them, then answer one question offline with its trajectory."""
     args.paths, args.structure, args.ignore_outline, args.parser, args.workers = (
-        [str(cli_ingest.demo_corpus())],
+        [str(demo_corpus())],
         "auto",
         False,
         "pymupdf4llm",
         1,
     )
-    code = cli_ingest.cmd_ingest(args)
+    code = cmd_ingest(args)
     print()
-    cli_ingest.cmd_docs(args)
+    cmd_docs(args)
     print(f"\nQ: {DEMO_QUESTION}\n")
     args.question, args.doc, args.thread, args.no_gates = DEMO_QUESTION, None, None, False
     args.strategy = "vectree"
-    asked = cli_query.cmd_ask(args)
+    asked = cmd_ask(args)
     return code or asked
 
 
 def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     ingest = command(
-        "ingest", cli_ingest.cmd_ingest, "Ingest PDF files, folders of PDFs, or QASPER JSON files."
+        "ingest", cmd_ingest, "Ingest PDF files, folders of PDFs, or QASPER JSON files."
     )
     ingest.add_argument(
         "paths", nargs="+", metavar="PATH", help="PDF files, folders, or QASPER .json files"
@@ -67,14 +69,10 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
     ingest.add_argument(
         "--workers", type=positive_int, default=1, help="documents prepared in parallel processes"
     )
-    command("docs", cli_ingest.cmd_docs, "List the documents in the library.")
-    tree = command(
-        "tree", cli_ingest.cmd_tree, "Show a document's section tree (summaries in --json)."
-    )
+    command("docs", cmd_docs, "List the documents in the library.")
+    tree = command("tree", cmd_tree, "Show a document's section tree (summaries in --json).")
     tree.add_argument("doc_id", help="document id (a unique prefix is enough)")
-    remove = command(
-        "remove", cli_ingest.cmd_remove, "Delete a document from the library and the index."
-    )
+    remove = command("remove", cmd_remove, "Delete a document from the library and the index.")
     remove.add_argument("doc_id", help="document id (a unique prefix is enough)")
     command(
         "demo", cmd_demo, "Ingest the bundled demo papers, list them and answer a question offline."
@@ -84,7 +82,7 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
 def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     ask = command(
         "ask",
-        cli_query.cmd_ask,
+        cmd_ask,
         "Answer a question with page citations (offline navigator unless VECTREE_MODEL is set).",
     )
     ask.add_argument("question", help="the question")
@@ -101,9 +99,7 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         default="vectree",
         help="retrieval strategy (default vectree; see README: Strategies)",
     )
-    trace = command(
-        "trace", cli_query.cmd_trace, "Show the ordered tool trajectory of a recorded thread."
-    )
+    trace = command("trace", cmd_trace, "Show the ordered tool trajectory of a recorded thread.")
     trace.add_argument("thread_id", help="a thread id from `vectree threads` or `vectree ask`")
     trace.add_argument(
         "--server",
@@ -115,12 +111,8 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="write a self-contained HTML timeline (calls, answer, cited pages) and print its path",
     )
-    command(
-        "threads", cli_query.cmd_threads, "List recorded threads with question, time and steps."
-    )
-    search = command(
-        "search", cli_query.cmd_search, "Layer-0 document search, exactly as the agent sees it."
-    )
+    command("threads", cmd_threads, "List recorded threads with question, time and steps.")
+    search = command("search", cmd_search, "Layer-0 document search, exactly as the agent sees it.")
     search.add_argument("query", help='what to look for, or "*" to list')
     search.add_argument("--limit", type=positive_int, default=10, help="number of documents")
     search.add_argument("--year-min", type=int, help="only documents from this year on")
@@ -133,7 +125,7 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
 def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     serve = command(
         "serve",
-        cli_serve.cmd_serve,
+        cmd_serve,
         "Serve the agent and ingest graphs with `langgraph dev` (Studio, HTTP API).",
     )
     serve.add_argument("--port", type=positive_int, help="port (default: a free one)")
@@ -177,7 +169,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         close_catalogs()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

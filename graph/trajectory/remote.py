@@ -10,7 +10,7 @@ from typing import Any
 
 from langgraph_sdk import get_sync_client
 
-from graph.checkpoints import trace_record
+from graph.trajectory.checkpoints import trace_record
 
 HISTORY_PAGE = 100
 

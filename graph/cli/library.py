@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graph.cli_common import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, library_of, print_json, resolve_doc
+from graph.cli.common import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, library_of, print_json, resolve_doc
 from ingest.context import IngestContext
 from store.catalog import open_catalog
 

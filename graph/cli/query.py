@@ -5,49 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
-
-from graph.adherence import summary_line
-from graph.checkpoints import list_threads, sqlite_checkpointer, thread_values, trace_record
-from graph.cli_common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
+from graph.api import ask
+from graph.cli.common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
 from graph.context import AgentContext
-from graph.remote import server_trace
-from graph.timeline import write_timeline
+from graph.state import Step
+from graph.trajectory.adherence import LAYER_NAMES, summary_line
+from graph.trajectory.checkpoints import (
+    list_threads,
+    sqlite_checkpointer,
+    thread_values,
+    trace_record,
+)
+from graph.trajectory.remote import server_trace
+from graph.trajectory.timeline import write_timeline
 from store.catalog import open_catalog
 from tools import formatting
 
-LAYER_NAMES = {0: "find", 1: "tree", 2: "read"}
 
-
-def ask(
-    library_root: Any,
-    question: str,
-    doc_ids: list[str],
-    thread_id: str,
-    context: AgentContext,
-    progress: bool,
-) -> dict[str, Any]:
-    """Run one question through the checkpointed agent; returns the final state values."""
-    from graph.agent import compile_agent
-
-    graph = compile_agent(sqlite_checkpointer(library_root))
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    shown = 0
-    inputs: dict[str, Any] = {"question": question, "doc_ids": doc_ids}
-    for chunk in graph.stream(inputs, config, context=context, stream_mode="updates"):
-        for update in chunk.values():
-            steps = (update or {}).get("trajectory") or []
-            for step in steps[shown:]:
-                if progress:
-                    print(_step_line(step), file=sys.stderr)
-            shown = max(shown, len(steps))
-    return dict(graph.get_state(config).values)
-
-
-def _step_line(step: dict[str, Any]) -> str:
+def _step_line(step: Mapping[str, Any]) -> str:
     status = "ok" if step["ok"] else f"error: {step['error']}"
     pages = _disclosed(step)
     args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
@@ -55,6 +34,10 @@ def _step_line(step: dict[str, Any]) -> str:
         f"  [{step['seq']:>2}] layer {step['layer']} ({LAYER_NAMES.get(step['layer'], '?')}) "
         f"{step['tool']}({args[:80]}) → {status}, {step['payload_tokens']} tokens{pages}"
     )
+
+
+def _print_step(step: Step) -> None:
+    print(_step_line(step), file=sys.stderr)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -71,7 +54,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     thread_id = args.thread or uuid.uuid4().hex[:12]
     if not args.json:
         print(f"thread {thread_id}", file=sys.stderr)
-    values = ask(library.root, args.question, doc_ids, thread_id, context, progress=not args.json)
+    on_step = None if args.json else _print_step
+    values = ask(library.root, args.question, doc_ids, thread_id, context, on_step)
     citations = [
         {"doc_id": c["doc_id"], "page": c["page"], "label": c["label"], "quote": c["quote"]}
         for c in values.get("citations", [])
@@ -99,7 +83,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return EXIT_OK if str(values.get("status", "")).startswith("answered") else EXIT_ERROR
 
 
-def _disclosed(step: dict[str, Any]) -> str:
+def _disclosed(step: Mapping[str, Any]) -> str:
     """Pages a step disclosed: its own page list, or per document for passage searches."""
     if step.get("pages"):
         return f" pages {step['pages']}"

@@ -1,6 +1,7 @@
-"""JSON-native record shapes shared by the ingestion nodes and the stores.
+"""JSON-native record shapes shared by every layer, and the walk over a stored section tree.
 
 They are TypedDicts rather than classes so that graph state and checkpoints stay plain JSON.
+Ingestion produces them, the stores keep them, the tools and the agent read them.
 """
 
 from __future__ import annotations
@@ -77,3 +78,12 @@ class VerificationReport(TypedDict):
     repaired: list[str]
     dropped: list[str]
     flagged: list[str]
+
+
+def walk(nodes: list[TreeNode]) -> list[TreeNode]:
+    """All stored nodes depth-first."""
+    out: list[TreeNode] = []
+    for node in nodes:
+        out.append(node)
+        out.extend(walk(node["nodes"]))
+    return out

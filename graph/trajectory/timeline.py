@@ -20,8 +20,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from graph.adherence import LAYER_NAMES, layer_adherence, summary_line
 from graph.citations import find_citations
+from graph.trajectory.adherence import LAYER_NAMES, layer_adherence, summary_line
 from store.library import Library
 
 PageKey = tuple[str, int]

@@ -16,14 +16,14 @@ import socket
 import sys
 from pathlib import Path
 
-from graph.cli_common import EXIT_ERROR, library_of
+from graph.cli.common import EXIT_ERROR, library_of
 
 STUDIO_URL = "https://smith.langchain.com/studio/?baseUrl=http://{host}:{port}"
 
 
 def project_config() -> Path | None:
     """The langgraph.json next to the installed packages (a source checkout or editable install)."""
-    candidate = Path(__file__).resolve().parents[1] / "langgraph.json"
+    candidate = Path(__file__).resolve().parents[2] / "langgraph.json"
     return candidate if candidate.is_file() else None
 
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from graph.cli_common import EXIT_ERROR, EXIT_OK, positive_int, print_json
+from graph.cli.common import EXIT_ERROR, EXIT_OK, positive_int, print_json
 from graph.context import STRATEGIES
 
 SUMMARY_METRICS = (
