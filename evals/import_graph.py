@@ -1,0 +1,121 @@
+"""The package import graph: which layer imports which, and whether any imports upward.
+
+The packages form layers that read downward only::
+
+    store < ingest < tools < graph < evals < cli
+
+``store`` holds the shared record types, the library on disk and the index; ``ingest`` builds
+section trees into it; ``tools`` are what the agent calls; ``graph`` is the query agent and its
+trajectory tools; ``evals`` runs benchmarks through the agent; ``cli`` (``graph/cli/``, the
+``vectree`` command) sits on top of everything. A module may import its own layer and any
+layer below it, never one above. Every import counts, including those inside functions.
+
+    python -m evals.import_graph
+
+prints each package → package edge with its number of import statements (upward ones flagged)
+and the non-blank lines of Python per package; it exits 1 when an edge points upward.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+LAYERS = ("store", "ingest", "tools", "graph", "evals", "cli")
+PACKAGES = ("store", "ingest", "tools", "graph", "evals")
+CLI_PACKAGE = ("graph", "cli")
+ROOT = Path(__file__).resolve().parents[1]
+
+Edge = tuple[str, str]
+
+
+def layer_of(module: str) -> str | None:
+    """The layer a dotted module name belongs to; None for modules outside the project."""
+    parts = tuple(module.split("."))
+    if parts[: len(CLI_PACKAGE)] == CLI_PACKAGE:
+        return "cli"
+    return parts[0] if parts[0] in LAYERS else None
+
+
+def source_files(root: Path = ROOT) -> Iterator[tuple[str, Path]]:
+    """Every Python file of the project packages with its dotted module name."""
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            yield ".".join(parts), path
+
+
+def imported_modules(module: str, path: Path) -> Iterator[str]:
+    """The modules one file imports (relative imports resolved against its package)."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            # ``from graph import cli`` imports the sub-package: it counts for its layer.
+            names = [f"{target}.{alias.name}" for alias in node.names]
+            elsewhere = [name for name in names if layer_of(name) != layer_of(target)]
+            yield from elsewhere
+            if len(elsewhere) < len(names):
+                yield target
+
+
+def import_edges(root: Path = ROOT) -> Counter[Edge]:
+    """Import statements per (importing layer, imported layer), between different layers."""
+    edges: Counter[Edge] = Counter()
+    for module, path in source_files(root):
+        source = layer_of(module)
+        for target in map(layer_of, imported_modules(module, path)):
+            if source and target and target != source:
+                edges[source, target] += 1
+    return edges
+
+
+def upward(edges: Counter[Edge]) -> list[Edge]:
+    """The edges from a layer to one above it."""
+    return sorted(
+        (edge for edge in edges if LAYERS.index(edge[1]) > LAYERS.index(edge[0])),
+        key=lambda edge: (LAYERS.index(edge[0]), LAYERS.index(edge[1])),
+    )
+
+
+def lines_of_code(root: Path = ROOT) -> dict[str, int]:
+    """Non-blank lines of the Python files of each layer."""
+    lines = dict.fromkeys(LAYERS, 0)
+    for module, path in source_files(root):
+        layer = layer_of(module)
+        if layer:
+            text = path.read_text(encoding="utf-8")
+            lines[layer] += sum(1 for line in text.splitlines() if line.strip())
+    return lines
+
+
+def main() -> int:
+    edges = import_edges()
+    wrong = set(upward(edges))
+    print("imports (layer → layer: import statements), order " + " < ".join(LAYERS))
+    for source, target in sorted(edges, key=lambda e: (LAYERS.index(e[0]), LAYERS.index(e[1]))):
+        flag = "  UPWARD" if (source, target) in wrong else ""
+        print(f"  {source:>6} → {target:<6} {edges[source, target]:>4}{flag}")
+    print(f"{len(wrong)} upward edge(s)")
+    print("\nlines of code (non-blank lines of .py files)")
+    lines = lines_of_code()
+    for layer, count in lines.items():
+        print(f"  {layer:>6} {count:>7,}")
+    print(f"  {'total':>6} {sum(lines.values()):>7,}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

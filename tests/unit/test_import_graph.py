@@ -1,0 +1,41 @@
+"""The packages read downward only: store < ingest < tools < graph < evals < cli."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evals.import_graph import LAYERS, import_edges, layer_of, lines_of_code, upward
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    edges = import_edges()
+    assert edges, "the import graph should not be empty"
+    assert upward(edges) == []
+
+
+def test_the_command_line_is_its_own_layer_on_top() -> None:
+    assert layer_of("graph.cli") == layer_of("graph.cli.query") == "cli"
+    assert layer_of("graph.api") == layer_of("graph.trajectory.timeline") == "graph"
+    assert layer_of("store.types") == "store"
+    assert layer_of("langgraph.graph") is None
+    assert LAYERS[-1] == "cli"
+
+
+def test_an_upward_import_is_flagged(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "library.py").write_text("from ingest.tree import build_tree\n")
+    (tmp_path / "ingest").mkdir()
+    (tmp_path / "ingest" / "tree.py").write_text(
+        "def build():\n    from store import types\n    from graph import cli\n"
+    )
+    edges = import_edges(tmp_path)
+    assert edges == {("store", "ingest"): 1, ("ingest", "store"): 1, ("ingest", "cli"): 1}
+    assert upward(edges) == [("store", "ingest"), ("ingest", "cli")]
+    assert lines_of_code(tmp_path)["ingest"] == 3
+
+
+def test_relative_imports_resolve_against_their_package(tmp_path: Path) -> None:
+    (tmp_path / "graph" / "cli").mkdir(parents=True)
+    (tmp_path / "graph" / "cli" / "__init__.py").write_text("from .commands import main\n")
+    (tmp_path / "graph" / "api.py").write_text("from .cli import main\nfrom . import state\n")
+    assert import_edges(tmp_path) == {("graph", "cli"): 1}
