@@ -60,6 +60,7 @@ def run(pdfs: Path, library: Path) -> dict[str, Any]:
                 "payload_tokens": sum(s["payload_tokens"] for s in values.get("trajectory", [])),
                 "cited_pages": len(values.get("citations", [])),
                 "status": values.get("status"),
+                "status_detail": values.get("status_detail", ""),
             }
         )
     close_catalogs()
@@ -71,7 +72,7 @@ def run(pdfs: Path, library: Path) -> dict[str, Any]:
         "p95_seconds": round(percentile(warm, 0.95), 3),
         "mean_tool_calls": round(statistics.mean(r["tool_calls"] for r in rows), 2),
         "mean_payload_tokens": round(statistics.mean(r["payload_tokens"] for r in rows), 1),
-        "answered": sum(r["status"].startswith("answered") for r in rows),
+        "answered": sum(r["status"] == "answered" for r in rows),
         "rows": rows,
     }
 

@@ -180,6 +180,7 @@ def run_question(
     return RunOutput(
         answer=str(output.get("answer") or ""),
         status=str(output.get("status") or ""),
+        status_detail=str(output.get("status_detail") or ""),
         steps=[dict(s) for s in output.get("trajectory") or []],
         usage=dict(output.get("usage") or {}),
         wall_s=time.perf_counter() - started,
@@ -289,6 +290,7 @@ def _evaluate(
         "unmapped_evidence": question.unmapped_evidence,
         "answer": run.answer,
         "status": run.status,
+        "status_detail": run.status_detail,
         "evidence_read": [list(pair) for pair in scored.evidence_read],
         "trajectory": run.steps,
         "usage": run.usage,

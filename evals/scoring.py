@@ -35,6 +35,7 @@ class RunOutput:
     steps: list[dict[str, Any]]
     usage: dict[str, Any]
     wall_s: float
+    status_detail: str = ""
 
 
 @dataclass
@@ -96,7 +97,7 @@ def base_scores(run: RunOutput, pages_read: int) -> Scores:
         "tool_calls": float(len(run.steps)),
         metrics.PAYLOAD_TOKENS: float(sum(int(s.get("payload_tokens") or 0) for s in run.steps)),
         "pages_read": float(pages_read),
-        "answered": 1.0 if run.status.startswith("answered") else 0.0,
+        "answered": 1.0 if run.status == "answered" else 0.0,
         **metrics.adherence_scores(run.steps),
     }
 

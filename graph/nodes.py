@@ -21,8 +21,8 @@ from langgraph.types import Command
 from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
-from graph.models import agent_model, configured_model
-from graph.state import AgentState, Step
+from graph.models import ModelCallError, agent_model, configured_model, invoke_model
+from graph.state import AgentState, Step, status_text
 from graph.strategies import runner
 from graph.strategies.base import Recorder, StrategyRequest, Usage
 from store.catalog import open_catalog
@@ -165,11 +165,10 @@ def _model_turn(
 ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
     turns = state.get("model_turns", 0) + 1
     try:
-        reply = model.invoke(state["messages"])
-    except Exception as exc:  # an endpoint failure ends the run with a clear message
-        detail = str(exc).splitlines()[0] if str(exc) else ""
-        reason = f"the model call failed: {type(exc).__name__}: {detail}"
-        return Command(goto="finish", update={"model_turns": turns, "status": f"failed: {reason}"})
+        reply = invoke_model(model, state["messages"])
+    except ModelCallError as exc:
+        failed = {"model_turns": turns, "status": "failed", "status_detail": exc.reason}
+        return Command(goto="finish", update=failed)
     usage = Usage(**(state.get("usage") or {}))
     usage.add(state["messages"], reply)
     update: dict[str, Any] = {"messages": [reply], "model_turns": turns, "usage": usage.as_dict()}
@@ -177,7 +176,8 @@ def _model_turn(
     if not calls:
         return Command(goto="finish", update=update)
     if turns >= context.max_model_turns:
-        update["status"] = f"budget: {context.max_model_turns} model turns spent"
+        update["status"] = "budget"
+        update["status_detail"] = f"{context.max_model_turns} model turns spent"
         return Command(goto="finish", update=update)
     layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in calls]
     return Command(goto=LAYER_NODES[max(layers)], update=update)
@@ -319,6 +319,7 @@ def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[L
             "model_turns": recorder.usage.model_calls,
             "usage": recorder.usage.as_dict(),
             "status": "running" if outcome.status == "answered" else outcome.status,
+            "status_detail": outcome.detail,
         },
     )
 
@@ -347,12 +348,19 @@ def finish(
                 "citation_retries": retries + 1,
             },
         )
-    status = state.get("status", "running")
+    status, detail = state.get("status", "running"), state.get("status_detail", "")
     if not answer:
-        reason = status if status != "running" else "no assistant text"
+        if status == "running":
+            status, detail = "failed", "no assistant text"
+        reason = status_text(status, detail)
         return Command(
             goto="__end__",
-            update={"answer": NO_ANSWER.format(reason=reason), "citations": [], "status": status},
+            update={
+                "answer": NO_ANSWER.format(reason=reason),
+                "citations": [],
+                "status": status,
+                "status_detail": detail,
+            },
         )
     answer, removed = enforce(answer, pages_read)
     if removed:
@@ -367,6 +375,7 @@ def finish(
             "answer": answer,
             "citations": citation_list(answer, texts),
             "status": "answered" if status == "running" else status,
+            "status_detail": detail,
         },
     )
 

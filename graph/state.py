@@ -6,10 +6,22 @@ is plain JSON so a checkpoint can be read without this code.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
+# How a run ended. "running" while it goes on; "answered": the model or the offline reader
+# answered; "budget": a budget ran out (any answer was written from what was read);
+# "fallback": the model gave no answer, one was written from the passages read; "failed": an
+# error ended the run; "needs_llm": the strategy cannot run without a model. The why is in
+# ``status_detail``.
+RunStatus = Literal["running", "answered", "budget", "fallback", "failed", "needs_llm"]
+
+
+def status_text(status: str, detail: str = "") -> str:
+    """The status as people read it: "failed: the model call failed: …"."""
+    return f"{status}: {detail}" if detail else status
 
 
 class Step(TypedDict):
@@ -52,7 +64,8 @@ class AgentOutput(TypedDict, total=False):
     citations: list[Citation]
     trajectory: list[Step]
     strategy: str
-    status: str
+    status: RunStatus
+    status_detail: str
     usage: dict[str, Any]
 
 

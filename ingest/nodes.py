@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from store.chat import chat_model
 from store.library import DocumentRecord, Library, write_json
 from store.types import SectionEntry, VerificationReport, walk
 
+LOG = logging.getLogger(__name__)
 Update = dict[str, Any]
 Node = Callable[[IngestState, Runtime[IngestContext]], Update]
 
@@ -55,6 +57,7 @@ def guarded(name: str) -> Callable[[Node], Node]:
             try:
                 return node(state, runtime)
             except Exception as exc:  # one document's failure must not escape into the batch
+                LOG.debug("%s failed for %s", name, state.get("source", "?"), exc_info=True)
                 if state.get("staging"):
                     shutil.rmtree(state["staging"], ignore_errors=True)
                 reason = (

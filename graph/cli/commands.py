@@ -8,6 +8,7 @@ inputs failed.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable
 
@@ -23,6 +24,7 @@ from store.catalog import close_catalogs
 
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
 LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
+VERBOSE_HELP = "log debug detail and full tracebacks to stderr (default: one-line warnings)"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -139,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ingest PDFs into verified section trees, page texts and a Qdrant index, then ask.",
     )
     parser.add_argument("--library", help=LIBRARY_HELP)
+    parser.add_argument("--verbose", "-v", action="store_true", help=VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(
@@ -147,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.add_argument("--library", default=argparse.SUPPRESS, help=LIBRARY_HELP)
         p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument(
+            "--verbose", "-v", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
+        )
         p.set_defaults(handler=handler)
         return p
 
@@ -157,8 +163,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbose: bool) -> None:
+    """Warnings as one line each by default; with --verbose, debug detail and full tracebacks."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+    for noisy in ("httpx", "httpcore", "openai", "urllib3", "filelock"):
+        logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:

@@ -12,7 +12,7 @@ from typing import Any
 from graph.api import ask
 from graph.cli.common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
 from graph.context import AgentContext
-from graph.state import Step
+from graph.state import Step, status_text
 from graph.trajectory.adherence import LAYER_NAMES, summary_line
 from graph.trajectory.checkpoints import (
     list_threads,
@@ -69,6 +69,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 "tool_calls": values.get("tool_calls", 0),
                 "model_turns": values.get("model_turns", 0),
                 "status": values.get("status", ""),
+                "status_detail": values.get("status_detail", ""),
                 "strategy": values.get("strategy", context.strategy),
                 "usage": values.get("usage", {}),
             }
@@ -80,7 +81,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             for c in citations:
                 print(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"')
         print(f"\n(trace: vectree trace {thread_id})")
-    return EXIT_OK if str(values.get("status", "")).startswith("answered") else EXIT_ERROR
+    return EXIT_OK if values.get("status") == "answered" else EXIT_ERROR
 
 
 def _disclosed(step: Mapping[str, Any]) -> str:
@@ -128,7 +129,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     print(f"thread {record['thread_id']} [{record['strategy']}]: {record['question']}")
     for step in record["steps"]:
         print(_step_line(step))
-    print(f"\n{record['status']} after {record['model_turns']} model turns")
+    status = status_text(record["status"], record.get("status_detail", ""))
+    print(f"\n{status} after {record['model_turns']} model turns")
     print(summary_line(record["adherence"]))
     print(record["answer"])
     return EXIT_OK

@@ -21,7 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable
 
 from graph.context import AgentContext
-from graph.state import Step
+from graph.models import ModelCallError, invoke_model
+from graph.state import RunStatus, Step
 from store.catalog import Catalog
 from store.embeddings import count_tokens
 from tools.formatting import author_label
@@ -147,7 +148,7 @@ class Recorder:
 
     def ask(self, model: Runnable[Any, Any], messages: list[BaseMessage]) -> AIMessage:
         """One model call (a chat model, or one with tools bound), with its tokens counted."""
-        reply = model.invoke(messages)
+        reply = invoke_model(model, messages)
         self.usage.add(messages, reply)
         return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
 
@@ -176,19 +177,20 @@ class StrategyRequest:
 
 @dataclass
 class StrategyOutcome:
-    """The answer text (inline citations) and how the run ended."""
+    """The answer text (inline citations), how the run ended, and why (see ``RunStatus``)."""
 
     answer: str
-    status: str = "answered"
+    status: RunStatus = "answered"
+    detail: str = ""
 
 
 def needs_llm(strategy: str, why: str) -> StrategyOutcome:
     """The clear refusal of a strategy that cannot run meaningfully without a model."""
     message = (
         f"Strategy {strategy!r} {NEEDS_LLM}: {why} Configure an OpenAI-compatible endpoint "
-        "(VECTREE_LLM_BASE_URL / VECTREE_LLM_MODEL) or choose a strategy with an offline reader."
+        "(VECTREE_MODEL and OPENAI_BASE_URL) or choose a strategy with an offline reader."
     )
-    return StrategyOutcome(answer=message, status=f"{NEEDS_LLM}: {why}")
+    return StrategyOutcome(answer=message, status="needs_llm", detail=why)
 
 
 def passage_header(request: StrategyRequest, passage: Passage) -> str:
@@ -211,8 +213,8 @@ def answer_from_passages(request: StrategyRequest, passages: Sequence[Passage]) 
     ]
     try:
         reply = request.recorder.ask(request.model, messages)
-    except Exception as exc:  # an endpoint failure ends the run with a clear message
-        return StrategyOutcome(answer="", status=f"failed: the model call failed: {exc}")
+    except ModelCallError as exc:
+        return StrategyOutcome(answer="", status="failed", detail=exc.reason)
     return StrategyOutcome(_message_text(reply).strip())
 
 

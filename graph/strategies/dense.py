@@ -145,7 +145,7 @@ def dense_rag(
     record_passages(request.recorder, "retrieve_passages", args, passages)
     outcome = answer_from_passages(request, passages)
     if reranker and outcome.status == "answered":
-        outcome.status = f"answered (reranker: {reranker.name}; {NO_CROSS_ENCODER})"
+        outcome.detail = f"reranker: {reranker.name}; {NO_CROSS_ENCODER}"
     return outcome
 
 

@@ -37,6 +37,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from graph.models import ModelCallError
 from graph.navigator import SKIP_SECTIONS, content_words, relevance
 from graph.strategies.base import (
     Passage,
@@ -492,8 +493,8 @@ def search_with_model(search: TreeSearch, model: BaseChatModel) -> None:
     while not search.over:
         try:
             reply = search.recorder.ask(model, messages)
-        except Exception as exc:  # an endpoint failure ends this search with a clear message
-            search.failure = f"the model call failed: {exc}"
+        except ModelCallError as exc:
+            search.failure = exc.reason
             return
         feedback = search.reply(reply.text)
         messages += [reply, HumanMessage(f"{feedback}\n\n{search.view()}".strip())]
@@ -606,11 +607,13 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     """Tree search in the one document in scope, or in the best few of several."""
     doc_ids = request.scoped_doc_ids()
     if not doc_ids:
-        return StrategyOutcome("", status="failed: no document is in scope")
+        return StrategyOutcome("", status="failed", detail="no document is in scope")
     single = len(doc_ids) == 1
     chosen = doc_ids if single else select_documents(request, doc_ids)
     if not chosen:
-        return StrategyOutcome("", status="failed: no passage of the documents in scope matched")
+        return StrategyOutcome(
+            "", status="failed", detail="no passage of the documents in scope matched"
+        )
     trees = [DocumentTree.load(request, doc_id) for doc_id in chosen]
     searches = search_documents(request, trees)
     return conclude(request, searches, single)
@@ -644,4 +647,4 @@ def conclude(request: StrategyRequest, searches: list[TreeSearch], single: bool)
         return answer_from_passages(request, passages)
     failure = next((s.failure for s in searches if s.failure), None)
     why = failure or f"the tree search read no section within {MAX_STEPS} steps"
-    return StrategyOutcome("", status=f"failed: {why}")
+    return StrategyOutcome("", status="failed", detail=why)

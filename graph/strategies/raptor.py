@@ -43,6 +43,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from graph.models import ModelCallError
 from graph.navigator import content_words, sentences
 from graph.strategies.base import (
     Passage,
@@ -149,8 +150,8 @@ class ModelSummariser:
         messages = [SystemMessage(SUMMARY_PROMPT), HumanMessage(pieces)]
         try:
             reply = str(self.recorder.ask(self.model, messages).text)
-        except Exception as exc:  # an endpoint failure must not lose the run
-            self.error = str(exc)
+        except ModelCallError as exc:  # an endpoint failure must not lose the run
+            self.error = exc.reason
             return ()
         return tagged_sentences(reply, pages)
 

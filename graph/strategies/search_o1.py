@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from graph.models import ModelCallError
 from graph.navigator import content_words
 from graph.strategies.base import (
     Passage,
@@ -40,7 +41,7 @@ from tools.passages import PassageSearch, ScoredChunk
 MAX_ROUNDS = 10
 SEARCH_TOP = 5
 FEEDBACK_WORDS = 5
-OFFLINE_STATUS = "answered (offline: pseudo-relevance-feedback search, extractive answer)"
+OFFLINE_DETAIL = "offline: pseudo-relevance-feedback search, extractive answer"
 REASON_PROMPT = f"""You answer a question about documents you can only see through a search
 engine over their passages. Think step by step. To search, write one query as
 <search>your query</search> and stop; you will get notes from the results inside <notes>.
@@ -171,7 +172,9 @@ def model_search(
         messages.append(HumanMessage(f"<notes>\n{notes}\n</notes>"))
     final = str(request.recorder.ask(model, [*messages, HumanMessage(FINAL_PROMPT)]).text)
     answer = tagged(final, "answer") or re.sub(r"</?\w+>", "", final).strip()
-    return StrategyOutcome(answer, "answered" if answer else "failed: no final answer")
+    if not answer:
+        return StrategyOutcome("", "failed", "no final answer")
+    return StrategyOutcome(answer)
 
 
 def run(request: StrategyRequest) -> StrategyOutcome:
@@ -180,8 +183,8 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     doc_ids = request.scoped_doc_ids()
     if request.model is None:
         outcome = answer_from_passages(request, feedback_search(request, searcher, doc_ids))
-        return StrategyOutcome(outcome.answer, OFFLINE_STATUS)
+        return StrategyOutcome(outcome.answer, "answered", OFFLINE_DETAIL)
     try:
         return model_search(request, request.model, searcher, doc_ids)
-    except Exception as exc:  # an endpoint failure ends the run with a clear message
-        return StrategyOutcome(answer="", status=f"failed: the model call failed: {exc}")
+    except ModelCallError as exc:
+        return StrategyOutcome(answer="", status="failed", detail=exc.reason)

@@ -24,6 +24,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BeforeValidator, ValidationError
 
+from graph.models import ModelCallError
+from graph.state import RunStatus
 from graph.strategies.base import (
     Passage,
     StrategyOutcome,
@@ -183,7 +185,7 @@ def run_tool_loop(
     try:
         bound = model.bind_tools(session.specs())
     except NotImplementedError:
-        return StrategyOutcome("", status="failed: the model cannot call tools")
+        return StrategyOutcome("", status="failed", detail="the model cannot call tools")
     messages: list[BaseMessage] = [
         SystemMessage(system_prompt),
         HumanMessage(f"Question: {request.question}"),
@@ -191,20 +193,25 @@ def run_tool_loop(
     for _ in range(session.max_calls + EXTRA_TURNS):
         try:
             reply = request.recorder.ask(bound, messages)
-        except Exception as exc:  # an endpoint failure ends the run with a clear message
-            return StrategyOutcome("", status=f"failed: the model call failed: {exc}")
+        except ModelCallError as exc:
+            return StrategyOutcome("", status="failed", detail=exc.reason)
         messages.append(reply)
         calls = [*reply.tool_calls, *reply.invalid_tool_calls]
         if not calls:
             text = reply.text.strip()
-            return StrategyOutcome(text) if text else _fallback(request, session, "empty answer")
+            if text:
+                return StrategyOutcome(text)
+            return _fallback(request, session, "fallback", "empty answer")
         messages.extend(session.answer(call) for call in calls)
-    return _fallback(request, session, f"budget: tool calls continued past {session.max_calls}")
+    why = f"tool calls continued past {session.max_calls}"
+    return _fallback(request, session, "budget", why)
 
 
-def _fallback(request: StrategyRequest, session: ToolSession, why: str) -> StrategyOutcome:
+def _fallback(
+    request: StrategyRequest, session: ToolSession, status: RunStatus, why: str
+) -> StrategyOutcome:
     """An answer written from what the tools showed when the model gave none."""
     outcome = answer_from_passages(request, session.passages)
-    if outcome.status.startswith("failed"):
+    if outcome.status == "failed":
         return outcome
-    return StrategyOutcome(outcome.answer, status=f"{why}; answered from the passages read")
+    return StrategyOutcome(outcome.answer, status, f"{why}; answered from the passages read")

@@ -28,6 +28,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from graph.models import ModelCallError
 from graph.navigator import SKIP_SECTIONS, content_words
 from graph.strategies.base import (
     Passage,
@@ -50,10 +51,6 @@ OFFLINE_NOTE = (
     "Node proposals need an LLM; without one, the lexical fallback picked the sections "
     "sharing the most question words: {nodes}."
 )
-
-
-class ModelFailure(RuntimeError):
-    """The endpoint failed; the run ends with a clear status instead of a traceback."""
 
 
 # -- the checks (pure) ---------------------------------------------------------------------------
@@ -161,25 +158,26 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     """Verified tree search in the one document in scope, or in the best-matching one."""
     doc_id = choose_document(request)
     if doc_id is None:
-        return StrategyOutcome("", status="failed: no document in scope matches the question")
+        return StrategyOutcome(
+            "", status="failed", detail="no document in scope matches the question"
+        )
     tree = DocumentTree.load(request, doc_id)
     if request.model is None:
         chosen = fallback(request, tree, "offline: node proposals need an LLM")
     else:
         try:
             chosen = proposed_nodes(request, tree, request.model)
-        except ModelFailure as exc:
-            return StrategyOutcome("", status=f"failed: the model call failed: {exc}")
+        except ModelCallError as exc:
+            return StrategyOutcome("", status="failed", detail=exc.reason)
         chosen = chosen or fallback(request, tree, f"confidence stayed below {CONFIDENCE_MIN}")
     passages = read_nodes(request, tree, chosen)
     if not passages:
-        return StrategyOutcome(
-            "", status=f"failed: no section of {doc_id} shares a content word with the question"
-        )
+        why = f"no section of {doc_id} shares a content word with the question"
+        return StrategyOutcome("", status="failed", detail=why)
     outcome = answer_from_passages(request, passages)
     if request.model is None:
         note = OFFLINE_NOTE.format(nodes="; ".join(f"{i} {tree.nodes[i]['title']}" for i in chosen))
-        return StrategyOutcome(f"{note}\n{outcome.answer}", outcome.status)
+        return StrategyOutcome(f"{note}\n{outcome.answer}", outcome.status, outcome.detail)
     return outcome
 
 
@@ -222,10 +220,7 @@ def proposed_nodes(request: StrategyRequest, tree: DocumentTree, model: BaseChat
         ),
     ]
     for round_no in range(1, MAX_RETRIES + 2):
-        try:
-            reply = request.recorder.ask(model, messages)
-        except Exception as exc:
-            raise ModelFailure(str(exc)) from exc
+        reply = request.recorder.ask(model, messages)
         verification, report = check_round(request, tree, reply.text, round_no)
         if verification is not None and verification.confidence >= CONFIDENCE_MIN:
             return list(verification.passed)

@@ -74,6 +74,7 @@ def trace_record(thread_id: str, values: dict[str, Any]) -> dict[str, Any]:
         "answer": values.get("answer", ""),
         "citations": values.get("citations", []),
         "status": values.get("status", ""),
+        "status_detail": values.get("status_detail", ""),
         "strategy": values.get("strategy", "vectree"),
         "usage": values.get("usage", {}),
         "model_turns": values.get("model_turns", 0),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.citations import find_citations
+from graph.state import status_text
 from graph.trajectory.adherence import LAYER_NAMES, layer_adherence, summary_line
 from store.library import Library
 
@@ -147,7 +148,7 @@ def _header(record: Mapping[str, Any]) -> str:
     verdict = "followed" if adherence["followed_order"] else "out-of-order"
     meta = [
         ("thread id", record.get("thread_id", "")),
-        ("status", record.get("status", "")),
+        ("status", status_text(record.get("status", ""), record.get("status_detail", ""))),
         ("model turns", record.get("model_turns", 0)),
         ("tool calls", len(record.get("steps") or [])),
     ]

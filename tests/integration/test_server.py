@@ -94,7 +94,15 @@ def test_served_agent_runs_streams_persists_and_coexists_with_the_cli(
         result = client.runs.wait(thread["thread_id"], "agent", input={"question": QUESTION})
         assert isinstance(result, dict) and "81.1M" in result["answer"]
         assert result["citations"] and result["trajectory"]
-        narrow = {"answer", "citations", "trajectory", "strategy", "status", "usage"}
+        narrow = {
+            "answer",
+            "citations",
+            "trajectory",
+            "strategy",
+            "status",
+            "status_detail",
+            "usage",
+        }
         assert set(result) <= narrow  # the output schema: no messages, no internal counters
         assert result["strategy"] == "vectree" and result["status"] == "answered"
 

@@ -265,7 +265,7 @@ def test_model_turn_budget_ends_with_latest_text_or_a_clear_failure(library: Pat
     ]
     state, _, _ = run(library, talking, max_model_turns=3)
     assert state["answer"] == "Partial: rate 3.5 percent."
-    assert state["status"] == "budget: 3 model turns spent"
+    assert (state["status"], state["status_detail"]) == ("budget", "3 model turns spent")
 
 
 def test_citations_to_unread_pages_get_one_retry_then_are_removed(library: Path) -> None:

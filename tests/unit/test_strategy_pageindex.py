@@ -350,7 +350,8 @@ def test_no_read_and_a_failing_endpoint_fail_clearly(catalog: Catalog) -> None:
     request = request_for(catalog, Broken(script={}), LOAN)
     outcome = pageindex.run(request)
     assert outcome.answer == ""
-    assert outcome.status == "failed: the model call failed: endpoint down"
+    assert outcome.status == "failed"
+    assert outcome.detail == "the model call failed: ConnectionError: endpoint down"
 
 
 # -- corpus mode ---------------------------------------------------------------------------------

@@ -257,7 +257,9 @@ def test_a_failing_endpoint_is_asked_once_and_its_tree_is_not_cached(tmp_path: P
     assert len(model.seen) == 1 and tree.depth >= 2
     (step,) = request.recorder.steps
     assert step["args"]["cached"] is False
-    assert step["args"]["build_cost"]["error"] == "endpoint down"
+    assert (
+        step["args"]["build_cost"]["error"] == "the model call failed: RuntimeError: endpoint down"
+    )
     assert request.recorder.usage.model_calls == 0  # building is not charged to the question
     assert store.load(DOC_A, "2025-01-01T00:00:00") is None
 

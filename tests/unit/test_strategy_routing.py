@@ -115,7 +115,7 @@ def test_a_strategy_that_needs_an_llm_says_so(
     final = graph.invoke(
         {"question": "Anything?"}, context=AgentContext(library=str(library), strategy="search-o1")
     )
-    assert final["status"].startswith("needs an LLM")
+    assert final["status"] == "needs_llm" and final["status_detail"]
     assert "Strategy 'search-o1' needs an LLM: it plans." in final["answer"]
     assert "VECTREE_" in final["answer"]  # says how to configure one
 

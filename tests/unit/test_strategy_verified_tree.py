@@ -223,7 +223,8 @@ def test_a_failing_endpoint_ends_the_run_clearly() -> None:
             raise ConnectionError("endpoint down")
 
     outcome = verified_tree.run(request_for(Broken(responses=[]), "v1"))
-    assert outcome.status == "failed: the model call failed: endpoint down"
+    assert outcome.status == "failed"
+    assert outcome.detail == "the model call failed: ConnectionError: endpoint down"
 
 
 # -- offline and corpus mode ---------------------------------------------------------------------
@@ -279,4 +280,7 @@ def test_corpus_mode_without_a_match_fails_clearly(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(tools.search, "DocumentSearch", fake_document_search([], []))
     outcome = verified_tree.run(request_for(None, "v2", "v1"))
-    assert outcome.status == "failed: no document in scope matches the question"
+    assert (outcome.status, outcome.detail) == (
+        "failed",
+        "no document in scope matches the question",
+    )
