@@ -42,7 +42,7 @@ from evals.report import write_report
 from evals.scoring import QuestionContext, RunOutput, score_run
 from graph.agent import compile_agent
 from graph.context import AgentContext
-from graph.strategies import CHUNK_SCHEMES
+from graph.strategies import STRATEGIES
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import open_catalog
@@ -156,7 +156,8 @@ def _prepare_chunk_stores(config: EvalConfig, doc_ids: list[str], progress: bool
     """Chunk and embed up front what the chunk-based strategies will search (with a progress
     bar), instead of inside the first runs that touch each document."""
     catalog = open_catalog(config.library)
-    for scheme in sorted({CHUNK_SCHEMES[s] for s in config.strategies if s in CHUNK_SCHEMES}):
+    schemes = {STRATEGIES[s].chunk_scheme for s in config.strategies}
+    for scheme in sorted(scheme for scheme in schemes if scheme is not None):
         store = ChunkStore(catalog, scheme)
         missing = store.missing(doc_ids)
         with tqdm(

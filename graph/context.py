@@ -4,26 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graph.strategies import STRATEGY_HELP, STRATEGY_NAMES, strategy_spec
 from store.settings import LLMSettings, RunContext
-
-LOOP_STRATEGIES = ("vectree", "no-tree", "no-vector", "no-gates")
-"""The default agent and its ablations: the same tool loop with a layer (or the gates) removed."""
-STRATEGIES = (
-    *LOOP_STRATEGIES,
-    "pageindex",
-    "verified-tree",
-    "rit",
-    "agentic-search",
-    "dense",
-    "dense-rerank",
-    "raptor",
-    "search-o1",
-)
-STRATEGY_HELP = (
-    "Retrieval strategy: vectree (default agent), no-tree / no-vector / no-gates (its "
-    "ablations), pageindex, verified-tree, rit, agentic-search, dense, dense-rerank, raptor, "
-    "search-o1."
-)
 
 
 @dataclass(kw_only=True)
@@ -57,19 +39,19 @@ class AgentContext(RunContext):
     strategy: str = field(default="vectree", metadata={"description": STRATEGY_HELP})
 
     def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}")
+        if self.strategy not in STRATEGY_NAMES:
+            raise ValueError(f"strategy must be one of {', '.join(STRATEGY_NAMES)}")
         if min(self.max_model_turns, self.max_tool_calls, self.page_cap) < 1:
             raise ValueError("budgets and page_cap must be at least 1")
 
     @property
     def uses_agent_loop(self) -> bool:
-        return self.strategy in LOOP_STRATEGIES
+        return strategy_spec(self.strategy).uses_agent_loop
 
     @property
     def gates_on(self) -> bool:
         """Gates apply unless switched off or ablated (``no-gates``)."""
-        return self.gates and self.strategy != "no-gates"
+        return self.gates and strategy_spec(self.strategy).gates
 
     def llm_settings(self, **overrides: object) -> LLMSettings:
         """LLM settings with this context's temperature."""

@@ -23,7 +23,7 @@ from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
 from graph.models import ModelCallError, agent_model, configured_model, invoke_model
 from graph.state import AgentState, Step, status_text
-from graph.strategies import runner
+from graph.strategies import runner, strategy_spec
 from graph.strategies.base import Recorder, StrategyRequest, Usage
 from store.catalog import open_catalog
 from store.search_engine import SearchFilters, engine_for
@@ -38,13 +38,6 @@ NO_ANSWER = (
 )
 
 
-DISABLED_TOOLS: dict[str, frozenset[str]] = {
-    "no-tree": frozenset({"get_document_tree", "search_within_paper"}),
-    "no-vector": frozenset({"search_documents", "get_paper_metadata"}),
-}
-"""Tools an ablation takes away from the agent (``no-gates`` keeps them all, without gates)."""
-
-
 def _toolbox(context: AgentContext, state: AgentState) -> Toolbox:
     scope = SearchScope.from_input(state.get("doc_ids"), state.get("filters"))
     catalog = open_catalog(Path(context.library))
@@ -53,13 +46,13 @@ def _toolbox(context: AgentContext, state: AgentState) -> Toolbox:
         gates_on=context.gates_on,
         page_cap=context.page_cap,
         scope=scope,
-        disabled=DISABLED_TOOLS.get(context.strategy, frozenset()),
+        disabled=strategy_spec(context.strategy).disabled_tools,
     )
 
 
 def allowed_tools(context: AgentContext) -> list[str]:
     """The tools the model is offered under the run's strategy."""
-    disabled = DISABLED_TOOLS.get(context.strategy, frozenset())
+    disabled = strategy_spec(context.strategy).disabled_tools
     return [name for name in TOOL_LAYERS if name not in disabled]
 
 

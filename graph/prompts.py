@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from graph.strategies import strategy_spec
 from store.search_engine import DocumentInfo
 
 SYSTEM_PROMPT = """You answer questions about a library of long documents, and every claim you
@@ -49,18 +50,6 @@ BAD_CITATIONS = (
 )
 
 
-ABLATION_NOTES = {
-    "no-tree": (
-        "\n\nThis run has no section-tree tools (get_document_tree, search_within_paper): "
-        "choose pages from the page ranges of the sections that search results name."
-    ),
-    "no-vector": (
-        "\n\nThis run has no document search (search_documents, get_paper_metadata): the "
-        "section trees of every document are in the question message; choose pages from them."
-    ),
-}
-
-
 def system_prompt(
     documents: list[DocumentInfo], max_tool_calls: int, page_cap: int, strategy: str = "vectree"
 ) -> str:
@@ -69,11 +58,14 @@ def system_prompt(
     year_range = f"{years[0]}–{years[-1]}" if years else "in unknown years"
     venues = Counter(d.venue for d in documents if d.venue)
     top = ", ".join(v for v, _ in venues.most_common(3)) or "not recorded"
-    return SYSTEM_PROMPT.format(
-        documents=len(documents),
-        pages=sum(d.total_pages for d in documents),
-        years=year_range,
-        venues=top,
-        page_cap=page_cap,
-        max_tool_calls=max_tool_calls,
-    ) + ABLATION_NOTES.get(strategy, "")
+    return (
+        SYSTEM_PROMPT.format(
+            documents=len(documents),
+            pages=sum(d.total_pages for d in documents),
+            years=year_range,
+            venues=top,
+            page_cap=page_cap,
+            max_tool_calls=max_tool_calls,
+        )
+        + strategy_spec(strategy).prompt_note
+    )

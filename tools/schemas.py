@@ -1,12 +1,15 @@
-"""Argument schemas of the seven agent tools; their docstrings are what the model reads.
+"""The seven agent tools, each declared once: its argument schema (whose docstring is what the
+model reads) and its layer. Their handlers are the ``Toolbox`` methods marked with
+``tools.toolbox.handles``; an import-time check keeps the two in step.
 
 Layer 0 finds documents, layer 1 reads a document's section tree, layer 2 reads pages and
-figures. ``TOOL_LAYERS`` is the routing table the graph uses to send a call to its layer node.
+figures. ``TOOL_LAYERS`` (derived) is the routing table the graph uses to send a call to its
+layer node.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,12 +20,15 @@ class ToolArgs(BaseModel):
     """Common base: unknown arguments are errors the model is told about."""
 
     model_config = ConfigDict(extra="forbid")
+    layer: ClassVar[int]
 
 
 class search_documents(ToolArgs):
     """Find documents in the library (layer 0). Returns ranked documents with id, title,
     authors, year, venue, page count, a one-line description and the titles of their
     best-matching sections. Use "*" as the query to list documents (with filters)."""
+
+    layer = 0
 
     query: str = Field(description='What you are looking for, or "*" to list documents.')
     year_min: int | None = Field(default=None, description="Only documents from this year on.")
@@ -35,6 +41,8 @@ class search_documents(ToolArgs):
 class get_paper_metadata(ToolArgs):
     """Bibliographic metadata of one document and its top-level sections (layer 0)."""
 
+    layer = 0
+
     doc_id: str = Field(description="A doc_id from search_documents.")
 
 
@@ -42,12 +50,16 @@ class get_document_tree(ToolArgs):
     """The section tree of one document (layer 1): one line per section with its id, title,
     inclusive page range and a short summary. Read it to decide which pages to open."""
 
+    layer = 1
+
     doc_id: str = Field(description="A doc_id from search_documents.")
 
 
 class search_within_paper(ToolArgs):
     """The sections of one document that best match a query, with page ranges and full
     summaries (layer 1)."""
+
+    layer = 1
 
     doc_id: str = Field(description="A doc_id from search_documents.")
     query: str = Field(description="What you are looking for inside this document.")
@@ -58,12 +70,16 @@ class get_page_content(ToolArgs):
     """The text (markdown) of up to 10 pages of one document (layer 2), each labelled with its
     page number. Cite what you use as (Author et al., Year, doc_id, p.N)."""
 
+    layer = 2
+
     doc_id: str = Field(description="A doc_id from search_documents.")
     pages: list[int] = Field(description="1-based page numbers, at most 10, e.g. [3, 4, 5].")
 
 
 class list_images(ToolArgs):
     """The figures and images of one document with their page numbers (layer 2)."""
+
+    layer = 2
 
     doc_id: str = Field(description="A doc_id from search_documents.")
     pages: list[int] | None = Field(default=None, description="Only these pages (optional).")
@@ -72,32 +88,25 @@ class list_images(ToolArgs):
 class get_page_image(ToolArgs):
     """One figure as an image, for models that can see images (layer 2)."""
 
+    layer = 2
+
     doc_id: str = Field(description="A doc_id from search_documents.")
     image: str = Field(description="An image name from list_images, e.g. p0003-01.png.")
 
 
-TOOL_SCHEMAS: dict[str, type[ToolArgs]] = {
-    schema.__name__: schema
-    for schema in (
-        search_documents,
-        get_paper_metadata,
-        get_document_tree,
-        search_within_paper,
-        get_page_content,
-        list_images,
-        get_page_image,
-    )
-}
+TOOLS: tuple[type[ToolArgs], ...] = (
+    search_documents,
+    get_paper_metadata,
+    get_document_tree,
+    search_within_paper,
+    get_page_content,
+    list_images,
+    get_page_image,
+)
+"""Every agent tool, in the order the model is offered them."""
 
-TOOL_LAYERS: dict[str, int] = {
-    "search_documents": 0,
-    "get_paper_metadata": 0,
-    "get_document_tree": 1,
-    "search_within_paper": 1,
-    "get_page_content": 2,
-    "list_images": 2,
-    "get_page_image": 2,
-}
+TOOL_SCHEMAS: dict[str, type[ToolArgs]] = {schema.__name__: schema for schema in TOOLS}
+TOOL_LAYERS: dict[str, int] = {schema.__name__: schema.layer for schema in TOOLS}
 
 
 def openai_tool_specs(names: list[str] | None = None) -> list[dict[str, Any]]:

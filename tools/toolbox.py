@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,8 +23,8 @@ from store.embeddings import count_tokens
 from store.index import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
 from store.types import walk
-from tools import formatting
-from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS
+from tools import formatting, schemas
+from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS, ToolArgs
 from tools.search import DocumentSearch, GateSettings, rrf
 
 TOKEN = re.compile(r"[a-z0-9]+")
@@ -87,6 +88,20 @@ def failure(message: str) -> ToolResult:
     return ToolResult(content=f"Error: {message}", ok=False, artifact={"error": message})
 
 
+Handler = Callable[..., ToolResult]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(schema: type[ToolArgs]) -> Callable[[Handler], Handler]:
+    """Mark a Toolbox method as the handler of the tool ``schema`` declares."""
+
+    def register(method: Handler) -> Handler:
+        HANDLERS[schema.__name__] = method
+        return method
+
+    return register
+
+
 class Toolbox:
     """Tool implementations bound to a catalog (library + index)."""
 
@@ -127,8 +142,7 @@ class Toolbox:
             parsed = schema.model_validate(args)
         except ValidationError as exc:
             return failure(f"bad arguments for {name}: {_validation_summary(exc)}")
-        handler = getattr(self, f"_{name}")
-        return handler(**parsed.model_dump())  # type: ignore[no-any-return]
+        return HANDLERS[name](self, **parsed.model_dump())
 
     def _known_doc(self, doc_id: str) -> str | ToolResult:
         """A visible doc id, or an error naming how to get a valid one."""
@@ -142,6 +156,7 @@ class Toolbox:
         )
 
     # -- layer 0 ---------------------------------------------------------------------------
+    @handles(schemas.search_documents)
     def _search_documents(
         self,
         query: str,
@@ -178,6 +193,7 @@ class Toolbox:
         ]
         return ToolResult(content="\n".join(lines), artifact={"results": hits})
 
+    @handles(schemas.get_paper_metadata)
     def _get_paper_metadata(self, doc_id: str) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -198,6 +214,7 @@ class Toolbox:
         )
 
     # -- layer 1 ---------------------------------------------------------------------------
+    @handles(schemas.get_document_tree)
     def _get_document_tree(self, doc_id: str) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -217,6 +234,7 @@ class Toolbox:
             doc_id=known,
         )
 
+    @handles(schemas.search_within_paper)
     def _search_within_paper(self, doc_id: str, query: str, limit: int) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -245,6 +263,7 @@ class Toolbox:
         return sorted(range(len(texts)), key=lambda i: -fused[i])
 
     # -- layer 2 ---------------------------------------------------------------------------
+    @handles(schemas.get_page_content)
     def _get_page_content(self, doc_id: str, pages: list[int]) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -279,6 +298,7 @@ class Toolbox:
             doc_id=known,
         )
 
+    @handles(schemas.list_images)
     def _list_images(self, doc_id: str, pages: list[int] | None) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -291,6 +311,7 @@ class Toolbox:
             doc_id=known,
         )
 
+    @handles(schemas.get_page_image)
     def _get_page_image(self, doc_id: str, image: str) -> ToolResult:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
@@ -344,3 +365,7 @@ def _validation_summary(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
         problems.append(f"{where}: {error['msg']}")
     return "; ".join(problems)
+
+
+if set(HANDLERS) != set(TOOL_SCHEMAS):  # a declared tool without a handler, or the reverse
+    raise ImportError(f"tool handlers {sorted(HANDLERS)} != declared tools {sorted(TOOL_SCHEMAS)}")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from graph.cli.common import EXIT_ERROR, EXIT_OK, positive_int, print_json
-from graph.context import STRATEGIES
+from graph.strategies import STRATEGY_NAMES
 
 SUMMARY_METRICS = (
     "correct",
@@ -37,9 +37,9 @@ def add_eval_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     ev.add_argument(
         "--strategy",
         action="append",
-        choices=STRATEGIES,
+        choices=STRATEGY_NAMES,
         metavar="S",
-        help=f"strategy to run (repeatable; default vectree): {', '.join(STRATEGIES)}",
+        help=f"strategy to run (repeatable; default vectree): {', '.join(STRATEGY_NAMES)}",
     )
     ev.add_argument("--limit", type=positive_int, help="only the first N questions")
     ev.add_argument("--seeds", type=positive_int, default=1, help="runs per question (seeds)")

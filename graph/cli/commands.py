@@ -17,7 +17,7 @@ from graph.cli.common import positive_int
 from graph.cli.library import cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
-from graph.context import STRATEGIES
+from graph.strategies import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
@@ -97,7 +97,7 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     )
     ask.add_argument(
         "--strategy",
-        choices=STRATEGIES,
+        choices=STRATEGY_NAMES,
         default="vectree",
         help="retrieval strategy (default vectree; see README: Strategies)",
     )

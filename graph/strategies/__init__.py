@@ -1,15 +1,19 @@
-"""Selectable retrieval strategies: the default agent, its ablations, and the other systems.
+"""Selectable retrieval strategies, each declared once in ``STRATEGY_SPECS``.
 
 ``vectree`` and its ablations (``no-tree``, ``no-vector``, ``no-gates``) run the agent loop
-(``model_turn`` → layer nodes); every other strategy runs inside the ``strategy`` node through
-the runner named here (imported on first use, so a strategy's dependencies load only when it
-runs). All of them record their trajectory in the same step format.
+(``model_turn`` → layer nodes) with some tools or the gates taken away; every other strategy
+runs inside the ``strategy`` node through its runner (imported on first use, so a strategy's
+dependencies load only when it runs). All of them record their trajectory in the same step
+format. The CLI choices, the context field's allowed values and help, the tools an ablation
+removes, its system-prompt note, the chunk stores an evaluation builds and the README table
+all come from this one list.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,32 +21,116 @@ if TYPE_CHECKING:
 
 Runner = Callable[["StrategyRequest"], "StrategyOutcome"]
 
-RUNNERS: dict[str, str] = {
-    "pageindex": "graph.strategies.pageindex:run",
-    "verified-tree": "graph.strategies.verified_tree:run",
-    "rit": "graph.strategies.rit:run",
-    "agentic-search": "graph.strategies.agentic_search:run",
-    "dense": "graph.strategies.dense:run_dense",
-    "dense-rerank": "graph.strategies.dense:run_dense_rerank",
-    "raptor": "graph.strategies.raptor:run",
-    "search-o1": "graph.strategies.search_o1:run",
-}
 
-CHUNK_SCHEMES: dict[str, str] = {
-    "dense": "dense",
-    "dense-rerank": "dense",
-    "search-o1": "dense",
-    "raptor": "dense",
-    "rit": "rit",
-    "agentic-search": "rit",
-    "pageindex": "dense",
-}
-"""The chunk store (``store.chunks``) a strategy searches (``pageindex`` only to choose
-documents in corpus mode); built per document on first use."""
+@dataclass(frozen=True)
+class StrategySpec:
+    """One strategy: its name, what it does, and how it runs."""
+
+    name: str
+    help: str
+    runner: str | None = None
+    """``module:function`` of a strategy with its own retrieval; None = the agent loop."""
+    chunk_scheme: str | None = None
+    """The chunk store (``store.chunks``) it searches, built per document on first use."""
+    disabled_tools: frozenset[str] = frozenset()
+    """Agent tools an ablation takes away."""
+    prompt_note: str = ""
+    """What the system prompt tells the model about an ablation."""
+    gates: bool = True
+    """False: document search without relevance gates."""
+
+    @property
+    def uses_agent_loop(self) -> bool:
+        return self.runner is None
+
+
+STRATEGY_SPECS: tuple[StrategySpec, ...] = (
+    StrategySpec("vectree", "the default agent: search documents → section trees → pages"),
+    StrategySpec(
+        "no-tree",
+        "ablation: no tree tools; search results name their sections' page ranges",
+        disabled_tools=frozenset({"get_document_tree", "search_within_paper"}),
+        prompt_note=(
+            "\n\nThis run has no section-tree tools (get_document_tree, search_within_paper): "
+            "choose pages from the page ranges of the sections that search results name."
+        ),
+    ),
+    StrategySpec(
+        "no-vector",
+        "ablation: no document search; every tree in scope is in the first message",
+        disabled_tools=frozenset({"search_documents", "get_paper_metadata"}),
+        prompt_note=(
+            "\n\nThis run has no document search (search_documents, get_paper_metadata): the "
+            "section trees of every document are in the question message; choose pages from "
+            "them."
+        ),
+    ),
+    StrategySpec("no-gates", "ablation: document search with raw RRF, no gates", gates=False),
+    StrategySpec(
+        "pageindex",
+        "PageIndex-style tree search: one validated action per turn over an outline",
+        runner="graph.strategies.pageindex:run",
+        chunk_scheme="dense",
+    ),
+    StrategySpec(
+        "verified-tree",
+        "the model proposes node ids, each is verified; lexical fallback",
+        runner="graph.strategies.verified_tree:run",
+    ),
+    StrategySpec(
+        "rit",
+        "RIT-RAG: node-aligned chunk search induces sub-trees, then reads nodes",
+        runner="graph.strategies.rit:run",
+        chunk_scheme="rit",
+    ),
+    StrategySpec(
+        "agentic-search",
+        "chunk-level agent: search_chunks and read_chunks",
+        runner="graph.strategies.agentic_search:run",
+        chunk_scheme="rit",
+    ),
+    StrategySpec(
+        "dense",
+        "800-token passages, top 10 by cosine, one answer call",
+        runner="graph.strategies.dense:run_dense",
+        chunk_scheme="dense",
+    ),
+    StrategySpec(
+        "dense-rerank",
+        "30 passages reranked to 10, one answer call",
+        runner="graph.strategies.dense:run_dense_rerank",
+        chunk_scheme="dense",
+    ),
+    StrategySpec(
+        "raptor",
+        "RAPTOR collapsed-tree retrieval over clustered summaries",
+        runner="graph.strategies.raptor:run",
+        chunk_scheme="dense",
+    ),
+    StrategySpec(
+        "search-o1",
+        "Search-o1: the model issues searches, notes condense them",
+        runner="graph.strategies.search_o1:run",
+        chunk_scheme="dense",
+    ),
+)
+STRATEGIES: dict[str, StrategySpec] = {spec.name: spec for spec in STRATEGY_SPECS}
+STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+STRATEGY_HELP = "Retrieval strategy: " + "; ".join(
+    f"{spec.name} ({spec.help})" for spec in STRATEGY_SPECS
+)
+
+
+def strategy_spec(name: str) -> StrategySpec:
+    """The declaration of a strategy (``KeyError`` for an unknown name)."""
+    return STRATEGIES[name]
 
 
 def runner(strategy: str) -> Runner:
     """The run function of a strategy that does not use the agent loop."""
-    module, _, name = RUNNERS[strategy].partition(":")
+    target = STRATEGIES[strategy].runner
+    if target is None:
+        raise ValueError(f"strategy {strategy!r} runs the agent loop, not a runner")
+    module, _, name = target.partition(":")
     run: Runner = getattr(importlib.import_module(module), name)
     return run

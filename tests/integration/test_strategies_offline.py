@@ -15,7 +15,8 @@ from evals.scoring import pages_disclosed
 from graph.agent import compile_agent
 from graph.citations import find_citations
 from graph.cli import main
-from graph.context import STRATEGIES, AgentContext
+from graph.context import AgentContext
+from graph.strategies import STRATEGY_NAMES
 from ingest.summarise import clean_text
 from store.library import Library
 
@@ -33,7 +34,7 @@ def mapreduce_id(library: Path) -> str:
     raise AssertionError("map-reduce.pdf was not ingested")
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
 @pytest.mark.parametrize("scope", ["corpus", "one-document"])
 def test_every_strategy_answers_offline_with_citations_to_pages_it_read(
     corpus: tuple[Path, Any], strategy: str, scope: str

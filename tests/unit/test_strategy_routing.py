@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from graph import nodes
 from graph.agent import compile_agent
-from graph.context import STRATEGIES, AgentContext
-from graph.strategies import RUNNERS
+from graph.context import AgentContext
+from graph.strategies import STRATEGIES, STRATEGY_NAMES
 from graph.strategies.base import StrategyOutcome, StrategyRequest, needs_llm
 from tests.unit.test_agent_graph import DOC, ScriptedChatModel, call, library, run, tools_msg
 
@@ -20,9 +20,9 @@ __all__ = ["library"]  # the fixture, shared with the agent-graph tests
 
 
 def test_every_strategy_is_either_a_loop_ablation_or_has_a_runner() -> None:
-    loop = {s for s in STRATEGIES if AgentContext(library="x", strategy=s).uses_agent_loop}
+    loop = {s for s in STRATEGY_NAMES if AgentContext(library="x", strategy=s).uses_agent_loop}
     assert loop == {"vectree", "no-tree", "no-vector", "no-gates"}
-    assert set(STRATEGIES) - loop == set(RUNNERS)
+    assert set(STRATEGY_NAMES) - loop == {s for s, spec in STRATEGIES.items() if spec.runner}
     with pytest.raises(ValueError, match="strategy must be one of"):
         AgentContext(library="x", strategy="magic")
 
