@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from graph.citations import format_citation
 from ingest.summarise import STOP, clean_text
 from store.embeddings import default_cache_dir, dense_embedder
 from store.settings import IndexSettings
@@ -305,7 +306,7 @@ def extractive_answer(
         if any(sentence == p.split(" (")[0] for p in picked):
             continue
         label = labels.get(doc_id, "Anon., n.d.")
-        picked.append(f"{sentence} ({label}, {doc_id}, p.{page})")
+        picked.append(f"{sentence} {format_citation(label, doc_id, page)}")
         if len(picked) == sentences_wanted:
             break
     return EXTRACTIVE_NOTE + "\n" + "\n".join(f"- {p}" for p in picked)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from graph.citations import CITATION_FORMAT
 from graph.strategies import strategy_spec
 from store.search_engine import DocumentInfo
 
@@ -25,7 +26,7 @@ How to work — locate first, then read:
    If the library does not contain the answer, say so plainly.
 
 Citations: after each claim put the page it comes from in this exact form:
-(Author et al., Year, doc_id, p.N) — e.g. (Lo et al., 2020, f83d85b272d5efd7, p.3).
+{citation} — e.g. (Lo et al., 2020, f83d85b272d5efd7, p.3).
 Use the author and year shown in the search results or metadata, the doc_id exactly as given,
 and only pages you opened with get_page_content or get_page_image. Citations to pages you did
 not read are removed.
@@ -66,6 +67,7 @@ def system_prompt(
             venues=top,
             page_cap=page_cap,
             max_tool_calls=max_tool_calls,
+            citation=CITATION_FORMAT,
         )
         + strategy_spec(strategy).prompt_note
     )

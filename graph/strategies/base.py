@@ -20,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
+from graph.citations import CITATION_FORMAT, format_citation
 from graph.context import AgentContext
 from graph.models import ModelCallError, invoke_model
 from graph.state import RunStatus, Step
@@ -29,8 +30,8 @@ from tools.formatting import author_label
 from tools.toolbox import SearchScope
 
 NEEDS_LLM = "needs an LLM"
-ANSWER_PROMPT = """Answer the question from the numbered passages only. After each claim cite
-the page it comes from exactly as the passage header shows it: (Author et al., Year, doc_id, p.N).
+ANSWER_PROMPT = f"""Answer the question from the numbered passages only. After each claim cite
+the page it comes from exactly as the passage header shows it: {CITATION_FORMAT}.
 If the passages do not contain the answer, say so. Be concise and specific."""
 
 
@@ -195,8 +196,7 @@ def needs_llm(strategy: str, why: str) -> StrategyOutcome:
 
 def passage_header(request: StrategyRequest, passage: Passage) -> str:
     pages = passage.pages
-    span = f"p.{pages[0]}" if len(pages) == 1 else f"p.{pages[0]}-{pages[-1]}"
-    return f"({request.label(passage.doc_id)}, {passage.doc_id}, {span})"
+    return format_citation(request.label(passage.doc_id), passage.doc_id, pages[0], pages[-1])
 
 
 def answer_from_passages(request: StrategyRequest, passages: Sequence[Passage]) -> StrategyOutcome:

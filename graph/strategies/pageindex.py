@@ -37,6 +37,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from graph.citations import CITATION_FORMAT, format_citation
 from graph.models import ModelCallError
 from graph.navigator import SKIP_SECTIONS, content_words, relevance
 from graph.strategies.base import (
@@ -59,7 +60,8 @@ OFFLINE_FOLLOWS = 1  # cross-references the offline walker follows after its fir
 ACTIONS = ("open", "read", "back", "jump", "answer")
 ACTION_LAYER = {"read": 2}  # every other action moves through the structure (layer 1)
 
-NAVIGATE_PROMPT = """You answer a question from one document by moving through its table of
+NAVIGATE_PROMPT = (
+    """You answer a question from one document by moving through its table of
 contents. Each turn shows the outline (top-level sections always, the sections on your path
 expanded), what you have read, cross-references found in it, and the budget left.
 Reply with exactly one JSON object:
@@ -69,7 +71,10 @@ Reply with exactly one JSON object:
 {"action": "jump", "ref": "Appendix B"} go to the section a cross-reference names
 {"action": "answer", "answer": "..."}   answer from what you read
 Titles and summaries only point the way: read before answering. After each claim cite the page
-it comes from as the page header shows it: (Author et al., Year, doc_id, p.N)."""
+it comes from as the page header shows it: """
+    + CITATION_FORMAT
+    + "."
+)
 
 
 MERGED_NOTE = (
@@ -472,7 +477,7 @@ class TreeSearch:
             else ""
         )
         pages = "\n\n".join(
-            f"--- ({self.tree.label}, {self.tree.doc_id}, p.{page}) ---\n{text.strip()}"
+            f"--- {format_citation(self.tree.label, self.tree.doc_id, page)} ---\n{text.strip()}"
             for page, text in passage.segments
         )
         found = "".join(f"\nReferenced: {r} → {self._name(i)}" for r, i in refs.items())

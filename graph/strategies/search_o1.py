@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from graph.citations import CITATION_FORMAT
 from graph.models import ModelCallError
 from graph.navigator import content_words
 from graph.strategies.base import (
@@ -47,10 +48,10 @@ engine over their passages. Think step by step. To search, write one query as
 <search>your query</search> and stop; you will get notes from the results inside <notes>.
 You have at most {MAX_ROUNDS} turns. When the notes suffice, write the final answer as
 <answer>…</answer>, citing each claim exactly as the notes cite it:
-(Author et al., Year, doc_id, p.N)."""
-NOTES_PROMPT = """Read the search results for the question and write short notes with only the
+{CITATION_FORMAT}."""
+NOTES_PROMPT = f"""Read the search results for the question and write short notes with only the
 facts that help answer it, each followed by the citation of its passage header exactly as shown:
-(Author et al., Year, doc_id, p.N). If nothing helps, write: nothing relevant."""
+{CITATION_FORMAT}. If nothing helps, write: nothing relevant."""
 FORMAT_REMINDER = (
     "Write either <search>one query</search> or, if you can answer, <answer>…</answer>."
 )

@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BeforeValidator, ValidationError
 
+from graph.citations import CITATION_FORMAT
 from graph.models import ModelCallError
 from graph.state import RunStatus
 from graph.strategies.base import (
@@ -38,7 +39,7 @@ EXTRA_TURNS = 2
 """Model turns allowed beyond the call budget, to answer after the budget is spent."""
 CITE_RULE = (
     "Answer only from text the tools returned. After each claim cite the page it comes from "
-    "exactly as (Author et al., Year, doc_id, p.N), using the citation label shown with the text. "
+    f"exactly as {CITATION_FORMAT}, using the citation label shown with the text. "
     "If what you read does not answer the question, say so."
 )
 
