@@ -44,7 +44,8 @@ from ingest.pipeline import ingest_paths
 from ingest.qasper import load_qasper, qasper_doc_id
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.search_engine import MatrixEngine, SparseQuery, engine_for
-from tools.search import DocumentSearch, GateSettings
+from store.settings import GateSettings
+from tools.search import DocumentSearch
 
 QASPER_FILE = Path("../shared/data/qasper/qasper-test-v0.3.dev100.json")
 PDF_DIR = Path("../shared/data/pdfs")

@@ -1,11 +1,12 @@
 """LLM judges for answers that no fixed rule can score, on their own OpenAI-compatible endpoint.
 
-The judge is configured apart from the answering model so a stronger or different model family
-can grade; it always runs at temperature 0. Each judgment asks for one JSON object and checks
-its shape. A reply that cannot be used is sent back with the reason, at most ``JUDGE_RETRIES``
-times; after that the judgment is a ``JudgeFailure`` carrying the reason, which the harness
-reports next to the scores instead of counting it as a wrong answer. Token usage is recorded
-on every result, failures included, because grading cost is part of what a run costs.
+The judge is configured apart from the answering model (``JudgeSettings`` from store.settings,
+VECTREE_JUDGE_*) so a stronger or different model family can grade; it always runs at
+temperature 0. Each judgment asks for one JSON object and checks its shape. A reply that cannot
+be used is sent back with the reason, at most ``JUDGE_RETRIES`` times; after that the judgment is
+a ``JudgeFailure`` carrying the reason, which the harness reports next to the scores instead of
+counting it as a wrong answer. Token usage is recorded on every result, failures included,
+because grading cost is part of what a run costs.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from numpy.typing import ArrayLike
 
 from evals.metrics import cosine, option_letter
-from store.chat import chat_model
 from store.embeddings import DEFAULT_DENSE_MODEL, default_cache_dir, dense_embedder
-from store.settings import LLMSettings, env_text
+from store.settings import JudgeSettings as JudgeSettings  # re-exported: the judge's endpoint
 
 T = TypeVar("T")
 
@@ -42,42 +42,6 @@ GRADER_SYSTEM = (
 
 class MalformedReply(ValueError):
     """A judge reply that is not the requested JSON object; the message says what is wrong."""
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """The judge's endpoint; any field left unset falls back to the answering model's setting."""
-
-    model: str | None = None
-    base_url: str | None = None
-    api_key: str | None = None
-    timeout_s: float = 120.0
-
-    @classmethod
-    def from_env(cls) -> JudgeSettings:
-        """VECTREE_JUDGE_MODEL / _BASE_URL / _API_KEY, else VECTREE_MODEL, VECTREE_BASE_URL or
-        OPENAI_BASE_URL, VECTREE_API_KEY or OPENAI_API_KEY."""
-        agent = LLMSettings.from_env()
-        return cls(
-            model=env_text("VECTREE_JUDGE_MODEL") or agent.model,
-            base_url=env_text("VECTREE_JUDGE_BASE_URL") or agent.base_url,
-            api_key=env_text("VECTREE_JUDGE_API_KEY") or agent.api_key,
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.model)
-
-    def chat_model(self) -> BaseChatModel | None:
-        """A temperature-0 client, or None when no judge model is configured."""
-        settings = LLMSettings(
-            model=self.model,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            temperature=0.0,
-            timeout_s=self.timeout_s,
-        )
-        return chat_model(settings)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from store.settings import RunContext, env_text
+from store.settings import ParserSettings, RunContext
 
 STRUCTURE_MODES = ("auto", "outline", "toc", "headings", "llm")
 AUTO_ORDER = "outline (when it verifies) → printed contents (when it verifies) → headings → LLM"
@@ -29,8 +29,11 @@ class IngestContext(RunContext):
         },
     )
     parser: str = field(
-        default_factory=lambda: env_text("VECTREE_PARSER", "pymupdf4llm"),
-        metadata={"description": "PDF parser: pymupdf4llm | pymupdf4llm-layout | marker."},
+        default_factory=lambda: ParserSettings.from_env().parser,
+        metadata={
+            "description": "PDF parser: pymupdf4llm | pymupdf4llm-layout | marker "
+            "(VECTREE_PARSER, default pymupdf4llm)."
+        },
     )
     keep_index_open: bool = field(
         default=False,

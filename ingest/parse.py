@@ -20,6 +20,7 @@ from ingest.layout import PageLayout, page_layout
 from ingest.locate import normalize
 from ingest.pdf_checks import open_checked_pdf
 from ingest.typography import heading_candidates
+from store.settings import ParserSettings
 from store.types import HeadingCandidate, PageImage, SectionEntry
 
 PARSERS = ("pymupdf4llm", "pymupdf4llm-layout", "marker")
@@ -149,7 +150,7 @@ def ensure_marker_available() -> None:
             "parser 'marker' needs marker-pdf (pip install 'vectree-rag[marker]') and its model "
             "weights; use --parser pymupdf4llm offline"
         )
-    cache = Path(os.environ.get("MODEL_CACHE_DIR", Path.home() / ".cache" / "datalab" / "models"))
+    cache = ParserSettings.from_env().marker_models
     if not cache.is_dir() or not any(cache.iterdir()):
         raise ParserUnavailableError(
             f"parser 'marker' has no model weights in {cache} and cannot download them offline; "
@@ -159,7 +160,9 @@ def ensure_marker_available() -> None:
 
 def _marker_pages(path: Path, page_count: int) -> list[str]:
     """Per-page markdown from marker's paginated output (models must already be cached)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never wait on a download
+    # A write, not a setting: marker's model loading goes through huggingface_hub, which must
+    # fail at once instead of waiting on a download (the weights were checked to be cached).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from marker.converters.pdf import PdfConverter
     from marker.models import create_model_dict
 

@@ -33,6 +33,8 @@ from numpy.typing import NDArray
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer
 
+from store.settings import model_cache_dir
+
 __all__ = [
     "DEFAULT_DENSE_MODEL",
     "EmbeddingModelUnavailable",
@@ -110,10 +112,7 @@ def default_cache_dir() -> Path:
 
     A stable per-user location means the one-off conversion is shared by every run and test.
     """
-    override = os.environ.get("VECTREE_MODEL_CACHE", "").strip()
-    if override:
-        return Path(override).expanduser()
-    return Path.home() / ".cache" / "vectree" / "models"
+    return model_cache_dir()
 
 
 def _packaged_model_dir() -> Path:

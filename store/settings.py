@@ -1,7 +1,12 @@
-"""Typed settings for the library, the index and the optional LLM, with environment fallbacks.
+"""Typed settings for the library, the index, search, parsing, the LLM and the judge.
 
-Every knob a user may need lives here so the CLI, the ingestion graph and the tests agree on
-one source of truth instead of reading environment variables in scattered places.
+This is the only module that reads environment variables: every other module takes its values
+from the settings groups below, each built by a ``from_env()`` classmethod (or, for the run
+contexts, by the dataclass default factories of ``RunContext``). Values are read when a group is
+built, not cached at import, so a process (or a test) that changes the environment and builds a
+new group sees the change. Every variable read here is listed in the README's Configuration
+table; ``tests/unit/test_settings_env.py`` holds the two to each other and checks that no other
+module reads the environment.
 """
 
 from __future__ import annotations
@@ -9,18 +14,51 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass as settings_dataclass
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_PARSER = "pymupdf4llm"
 
 
+# -- reading the environment (nowhere else) --------------------------------------------------------
 def _env(name: str, default: str | None = None) -> str | None:
     """Read an environment variable, treating an empty value as unset."""
     value = os.environ.get(name, "").strip()
     return value or default
 
 
+def _env_float(name: str, default: float) -> float:
+    """A number from the environment; a value that is not one names the variable in the error."""
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    """A switch: unset keeps the default; 0, false, off and no turn it off, anything else on."""
+    raw = _env(name)
+    if raw is None:
+        return default
+    return raw.lower() not in ("0", "false", "off", "no")
+
+
+def _env_path(name: str) -> Path | None:
+    """A folder from the environment with ``~`` expanded, or None when unset."""
+    raw = _env(name)
+    return Path(raw).expanduser() if raw else None
+
+
+# -- the LLM and the judge ----------------------------------------------------------------------
 class LLMSettings(BaseModel):
     """An OpenAI-compatible chat endpoint; ``model`` unset means "no LLM configured"."""
 
@@ -40,12 +78,64 @@ class LLMSettings(BaseModel):
 
     @classmethod
     def from_env(cls) -> LLMSettings:
-        """Build from VECTREE_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY."""
+        """Build from VECTREE_MODEL, VECTREE_BASE_URL or OPENAI_BASE_URL, VECTREE_API_KEY or
+        OPENAI_API_KEY."""
         return cls(
             model=_env("VECTREE_MODEL"),
             base_url=_env("VECTREE_BASE_URL", _env("OPENAI_BASE_URL")),
             api_key=_env("VECTREE_API_KEY", _env("OPENAI_API_KEY")),
         )
+
+
+@settings_dataclass(frozen=True)
+class JudgeSettings:
+    """The evaluation judge's endpoint; any field left unset falls back to the answering
+    model's setting. The judge always runs at temperature 0."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout_s: float = 120.0
+
+    @classmethod
+    def from_env(cls) -> JudgeSettings:
+        """VECTREE_JUDGE_MODEL / _BASE_URL / _API_KEY, else VECTREE_MODEL, VECTREE_BASE_URL or
+        OPENAI_BASE_URL, VECTREE_API_KEY or OPENAI_API_KEY."""
+        agent = LLMSettings.from_env()
+        return cls(
+            model=_env("VECTREE_JUDGE_MODEL") or agent.model,
+            base_url=_env("VECTREE_JUDGE_BASE_URL") or agent.base_url,
+            api_key=_env("VECTREE_JUDGE_API_KEY") or agent.api_key,
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
+
+    def llm_settings(self) -> LLMSettings:
+        """The judge's endpoint as chat-model settings, at temperature 0."""
+        return LLMSettings(
+            model=self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            temperature=0.0,
+            timeout_s=self.timeout_s,
+        )
+
+    def chat_model(self) -> BaseChatModel | None:
+        """A temperature-0 client, or None when no judge model is configured."""
+        from store.chat import chat_model  # store.chat imports this module
+
+        return chat_model(self.llm_settings())
+
+
+# -- the index and its models ----------------------------------------------------------------------
+def model_cache_dir() -> Path:
+    """Where converted models live: VECTREE_MODEL_CACHE, else ``~/.cache/vectree/models``.
+
+    A stable per-user location means the one-off conversion is shared by every run and test.
+    """
+    return _env_path("VECTREE_MODEL_CACHE") or Path.home() / ".cache" / "vectree" / "models"
 
 
 class IndexSettings(BaseModel):
@@ -75,37 +165,108 @@ class IndexSettings(BaseModel):
 
     @classmethod
     def from_env(cls) -> IndexSettings:
-        """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_EMBEDDING / VECTREE_MODEL_CACHE /
-        VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH."""
-        cache = _env("VECTREE_MODEL_CACHE")
+        """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_COLLECTION / VECTREE_EMBEDDING /
+        VECTREE_MODEL_CACHE / VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH."""
         return cls(
             qdrant_url=_env("QDRANT_URL"),
             qdrant_api_key=_env("QDRANT_API_KEY"),
             collection=_env("VECTREE_COLLECTION", "vectree_structure") or "vectree_structure",
             embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
             or DEFAULT_EMBEDDING_MODEL,
-            model_cache=Path(cache) if cache else None,
+            model_cache=_env_path("VECTREE_MODEL_CACHE"),
             search_engine=_env("VECTREE_SEARCH_ENGINE", "auto") or "auto",
             search_depth=int(_env("VECTREE_SEARCH_DEPTH", "256") or "256"),
         )
 
 
+# -- the relevance gates of document search --------------------------------------------------------
+# Gate defaults calibrated for sentence-transformers/all-MiniLM-L6-v2 by
+# ``python -m evals.calibrate_gates`` (the rule is in that module's docstring) on the 100
+# QASPER dev papers plus the 19 development PDFs as distractors, 331 questions:
+# dense_min/bm25_min = the pair rejecting the most non-gold (question, document) pairs (29 %)
+# while 95.8 % of gold documents pass on at least one signal and each signal alone admits
+# ≥ 50 % of them (dense 75 %, BM25 90 %); dense_strong/bm25_strong = 99th percentile of
+# non-gold scores. The paper's SPECTER2 values (0.35 / 1.0 / 0.55 / 4.0) do not transfer:
+# MiniLM cosines and Qdrant-IDF BM25 scores (≈ 5–10 per shared rare term) use other scales.
+# BM25 grows with ln(collection size), so recalibrate for libraries far larger than ~1,300
+# entries if the gates matter there.
+DEFAULT_DENSE_MIN = 0.28
+DEFAULT_BM25_MIN = 3.25
+DEFAULT_DENSE_STRONG = 0.52
+DEFAULT_BM25_STRONG = 13.5
+DEFAULT_LARGE_CORPUS = 50
+DEFAULT_RELATIVE = 0.4
+
+
+@settings_dataclass(frozen=True)
+class GateSettings:
+    """Relevance-gate thresholds of document search (``tools.search`` explains each gate)."""
+
+    dense_min: float = DEFAULT_DENSE_MIN
+    bm25_min: float = DEFAULT_BM25_MIN
+    dense_strong: float = DEFAULT_DENSE_STRONG
+    bm25_strong: float = DEFAULT_BM25_STRONG
+    large_corpus: int = DEFAULT_LARGE_CORPUS
+    relative: float = DEFAULT_RELATIVE
+    enabled: bool = True
+
+    @classmethod
+    def from_env(cls) -> GateSettings:
+        """Defaults, each replaced by its VECTREE_GATE_* variable when set; VECTREE_GATES=off
+        switches the gates off."""
+        return cls(
+            dense_min=_env_float("VECTREE_GATE_DENSE_MIN", DEFAULT_DENSE_MIN),
+            bm25_min=_env_float("VECTREE_GATE_BM25_MIN", DEFAULT_BM25_MIN),
+            dense_strong=_env_float("VECTREE_GATE_DENSE_STRONG", DEFAULT_DENSE_STRONG),
+            bm25_strong=_env_float("VECTREE_GATE_BM25_STRONG", DEFAULT_BM25_STRONG),
+            large_corpus=int(_env_float("VECTREE_GATE_LARGE_CORPUS", DEFAULT_LARGE_CORPUS)),
+            relative=_env_float("VECTREE_GATE_RELATIVE", DEFAULT_RELATIVE),
+            enabled=_env_flag("VECTREE_GATES", True),
+        )
+
+
+# -- PDF parsing -----------------------------------------------------------------------------------
+class ParserSettings(BaseModel):
+    """The default PDF parser and where the optional marker parser finds its model weights."""
+
+    parser: str = Field(
+        default=DEFAULT_PARSER,
+        description="Default PDF parser (VECTREE_PARSER): pymupdf4llm | pymupdf4llm-layout | "
+        "marker.",
+    )
+    marker_models: Path = Field(
+        default_factory=lambda: _default_marker_models(),
+        description="marker's model weights (MODEL_CACHE_DIR, the variable marker itself reads).",
+    )
+
+    @classmethod
+    def from_env(cls) -> ParserSettings:
+        """Build from VECTREE_PARSER / MODEL_CACHE_DIR (taken literally, as marker takes it)."""
+        models = _env("MODEL_CACHE_DIR")
+        return cls(
+            parser=_env("VECTREE_PARSER", DEFAULT_PARSER) or DEFAULT_PARSER,
+            marker_models=Path(models) if models else _default_marker_models(),
+        )
+
+
+def _default_marker_models() -> Path:
+    """marker's own default model folder."""
+    return Path.home() / ".cache" / "datalab" / "models"
+
+
+# -- the library and the run contexts --------------------------------------------------------------
 def default_library_dir() -> Path:
     """The library folder: VECTREE_HOME, else ./library in the working directory."""
     return Path(_env("VECTREE_HOME", "library") or "library").expanduser().resolve()
-
-
-def env_text(name: str, default: str = "") -> str:
-    """An environment variable as text ("" when unset), for dataclass default factories."""
-    return _env(name, default) or ""
 
 
 @dataclass(kw_only=True)
 class RunContext:
     """Fields every graph's run context shares: where the library is and which LLM to use.
 
-    The API key is deliberately not a field: contexts are shown in Studio and stored with runs,
-    so the key is read from the environment only.
+    The defaults are read from the environment each time a context is built. The API key is
+    deliberately not a field: contexts are shown in Studio and stored with runs, so the key is
+    read from the environment only (``llm_settings``).
     """
 
     library: str = field(
@@ -113,11 +274,11 @@ class RunContext:
         metadata={"description": "Library folder (VECTREE_HOME, default ./library)."},
     )
     model: str = field(
-        default_factory=lambda: env_text("VECTREE_MODEL"),
+        default_factory=lambda: LLMSettings.from_env().model or "",
         metadata={"description": "Chat model name (VECTREE_MODEL); empty = offline."},
     )
     base_url: str = field(
-        default_factory=lambda: env_text("VECTREE_BASE_URL", env_text("OPENAI_BASE_URL")),
+        default_factory=lambda: LLMSettings.from_env().base_url or "",
         metadata={"description": "OpenAI-compatible endpoint URL (OPENAI_BASE_URL)."},
     )
 

@@ -15,14 +15,14 @@ scores:
    at least ``relative`` × the top RRF score; in smaller corpora keep a document only when both
    retrievers agree (it passes both pre-gate thresholds) or one match is strong.
 
-Gates can be switched off (``gates=False`` or ``VECTREE_GATES=off``) for the raw-RRF ablation.
+Gates can be switched off (``gates=False`` or ``VECTREE_GATES=off``) for the raw-RRF ablation;
+the thresholds (``store.settings.GateSettings``, calibrated defaults) are read from VECTREE_GATE_*.
 A ``"*"`` query browses: every document matching the filters, newest first, unscored.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -43,6 +43,7 @@ from store.search_engine import (
     SparseQuery,
     engine_for,
 )
+from store.settings import GateSettings
 
 Floats = NDArray[np.floating[Any]]
 
@@ -50,65 +51,6 @@ RRF_K = 60
 FLOAT_SLACK = 1e-12  # RRF sums are floats: "exactly 40 % of the top" must count as 40 %
 BROWSE = "*"
 MAX_SECTIONS = 3
-
-# Gate defaults calibrated for sentence-transformers/all-MiniLM-L6-v2 by
-# ``python -m evals.calibrate_gates`` (the rule is in that module's docstring) on the 100
-# QASPER dev papers plus the 19 development PDFs as distractors, 331 questions:
-# dense_min/bm25_min = the pair rejecting the most non-gold (question, document) pairs (29 %)
-# while 95.8 % of gold documents pass on at least one signal and each signal alone admits
-# ≥ 50 % of them (dense 75 %, BM25 90 %); dense_strong/bm25_strong = 99th percentile of
-# non-gold scores. The paper's SPECTER2 values (0.35 / 1.0 / 0.55 / 4.0) do not transfer:
-# MiniLM cosines and Qdrant-IDF BM25 scores (≈ 5–10 per shared rare term) use other scales.
-# BM25 grows with ln(collection size), so recalibrate for libraries far larger than ~1,300
-# entries if the gates matter there.
-DEFAULT_DENSE_MIN = 0.28
-DEFAULT_BM25_MIN = 3.25
-DEFAULT_DENSE_STRONG = 0.52
-DEFAULT_BM25_STRONG = 13.5
-
-
-# -- settings --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GateSettings:
-    """Relevance-gate thresholds; overridable by VECTREE_GATE_* environment variables."""
-
-    dense_min: float = DEFAULT_DENSE_MIN
-    bm25_min: float = DEFAULT_BM25_MIN
-    dense_strong: float = DEFAULT_DENSE_STRONG
-    bm25_strong: float = DEFAULT_BM25_STRONG
-    large_corpus: int = 50
-    relative: float = 0.4
-    enabled: bool = True
-
-    @classmethod
-    def from_env(cls) -> GateSettings:
-        """Defaults, each replaced by its environment variable when set."""
-        return cls(
-            dense_min=_env_float("VECTREE_GATE_DENSE_MIN", DEFAULT_DENSE_MIN),
-            bm25_min=_env_float("VECTREE_GATE_BM25_MIN", DEFAULT_BM25_MIN),
-            dense_strong=_env_float("VECTREE_GATE_DENSE_STRONG", DEFAULT_DENSE_STRONG),
-            bm25_strong=_env_float("VECTREE_GATE_BM25_STRONG", DEFAULT_BM25_STRONG),
-            large_corpus=int(_env_float("VECTREE_GATE_LARGE_CORPUS", 50)),
-            relative=_env_float("VECTREE_GATE_RELATIVE", 0.4),
-            enabled=_env_flag("VECTREE_GATES", True),
-        )
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
-
-
-def _env_flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, "").strip().lower()
-    if not raw:
-        return default
-    return raw not in ("0", "false", "off", "no")
 
 
 # -- results ---------------------------------------------------------------------------------------

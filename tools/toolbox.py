@@ -22,10 +22,11 @@ from store.catalog import Catalog
 from store.embeddings import count_tokens
 from store.index import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
+from store.settings import GateSettings
 from store.types import walk
 from tools import formatting, schemas
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS, ToolArgs
-from tools.search import DocumentSearch, GateSettings, rrf
+from tools.search import DocumentSearch, rrf
 
 TOKEN = re.compile(r"[a-z0-9]+")
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
