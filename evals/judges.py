@@ -23,7 +23,6 @@ from numpy.typing import ArrayLike
 
 from evals.metrics import cosine, option_letter
 from store.embeddings import DEFAULT_DENSE_MODEL, default_cache_dir, dense_embedder
-from store.settings import JudgeSettings as JudgeSettings  # re-exported: the judge's endpoint
 
 T = TypeVar("T")
 

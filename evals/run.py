@@ -36,7 +36,7 @@ from evals.datasets import (
     load_mosaic,
     load_qasper,
 )
-from evals.judges import Judge, JudgeSettings
+from evals.judges import Judge
 from evals.metrics import option_letter
 from evals.report import write_report
 from evals.scoring import QuestionContext, RunOutput, score_run
@@ -47,6 +47,7 @@ from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import open_catalog
 from store.chunks import ChunkStore
+from store.settings import JudgeSettings
 
 DATASETS = ("qasper", "litqa2", "financebench", "mosaic")
 SETTINGS = ("gold-paper", "corpus")

@@ -27,7 +27,7 @@ from ingest.layout import (
     row_text,
     split_page_number,
 )
-from ingest.locate import find_title, mask_spans, title_span
+from ingest.locate import INLINE_TAG, find_title, mask_spans, title_span, title_tokens
 from ingest.numbering import Numbering, clean_title, parse_numbering
 from store.types import SectionEntry
 
@@ -57,7 +57,6 @@ INDENT_TOLERANCE = 6.0
 STANDALONE = re.compile(
     r"^(signatures?|exhibits?|exhibit index|index to exhibits|glossary|back cover)$", re.I
 )
-HTML_TAG = re.compile(r"</?[a-z]{1,4}>")
 FOLIO_ONLY = re.compile(r"[\divxlc\-–— ]+")
 ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 
@@ -76,14 +75,12 @@ class ContentsEntry:
 
 def contents_pages(layout: PageLayout, total_pages: int) -> list[list[int]]:
     """Runs of consecutive contents pages (a main contents list, then any per-part lists)."""
-    by_page: dict[int, list[Row]] = {}
-    for row in layout["rows"]:
-        by_page.setdefault(row["page"], []).append(row)
     running = set(layout.get("running", []))
     runs: list[list[int]] = []
-    for page in sorted(by_page):
+    for page_rows in _pages_of(layout["rows"]):
+        page = page_rows[0]["page"]
         previous = runs[-1] if runs and runs[-1][-1] == page - 1 else None
-        rows = without_running(by_page[page], running)
+        rows = without_running(page_rows, running)
         if _is_contents_page(rows, total_pages, continues=previous is not None):
             if previous is not None:
                 previous.append(page)
@@ -101,11 +98,11 @@ def without_running(rows: list[Row], running: set[str] | frozenset[str]) -> list
 def _is_contents_page(rows: list[Row], total_pages: int, continues: bool) -> bool:
     """A contents heading over a list, a long rising list, or the next page of a list."""
     body = [row for row in rows if not _is_margin(row, rows)]
-    listed = [row for row in body if _entry_page(row, total_pages) is not None]
+    listed = [(row, page) for row in body if (page := _entry_page(row, total_pages)) is not None]
     numbered = [row for row in body if _leading_numbering(row) is not None]
     share = len(listed) / max(len(body), 1)
-    rising = _rising_share(listed, total_pages)
-    if _has_heading(body):
+    rising = _rising_share(listed)
+    if _heading_index(body) is not None:
         with_pages = (
             len(listed) >= MIN_ENTRIES_WITH_HEADING
             and share >= MIN_LISTED_SHARE
@@ -139,8 +136,12 @@ def _is_margin(row: Row, rows: list[Row]) -> bool:
     return bool(FOLIO_ONLY.fullmatch(row_text(row)))
 
 
-def _has_heading(rows: list[Row]) -> bool:
-    return any(row["y"] <= HEADING_Y and HEADING.match(row_text(row)) for row in rows)
+def _heading_index(rows: list[Row]) -> int | None:
+    """Where the contents heading stands among a page's rows (in the upper part of the page)."""
+    return next(
+        (i for i, row in enumerate(rows) if row["y"] <= HEADING_Y and HEADING.match(row_text(row))),
+        None,
+    )
 
 
 def _entry_page(row: Row, total_pages: int) -> int | None:
@@ -175,17 +176,12 @@ def _roman(text: str) -> int:
     return total
 
 
-def _rising_share(rows: list[Row], total_pages: int) -> float:
+def _rising_share(listed: list[tuple[Row, int]]) -> float:
     """Share of neighbouring listed page numbers that do not fall (roman and arabic apart)."""
-    kinds = [_page_kind(row) for row in rows]
-    numbers = [_entry_page(row, total_pages) for row in rows]
-    pairs = [
-        (a, b)
-        for (a, ka), (b, kb) in itertools.pairwise(zip(numbers, kinds, strict=True))
-        if a is not None and b is not None and ka == kb
-    ]
+    kinds = [(page, _page_kind(row)) for row, page in listed]
+    pairs = [(a, b) for (a, ka), (b, kb) in itertools.pairwise(kinds) if ka == kb]
     if not pairs:
-        return 1.0 if any(n is not None for n in numbers) else 0.0
+        return 1.0 if listed else 0.0
     return sum(1 for a, b in pairs if b >= a) / len(pairs)
 
 
@@ -270,11 +266,8 @@ def _list_rows(rows: list[Row], total_pages: int) -> list[Row]:
     (the first section's heading printed right under the contents).
     """
     body = [row for row in rows if not _is_margin(row, rows)]
-    heading = next(
-        (i for i, row in enumerate(body) if row["y"] <= HEADING_Y and HEADING.match(row_text(row))),
-        -1,
-    )
-    body = body[heading + 1 :]
+    heading = _heading_index(body)
+    body = body[heading + 1 :] if heading is not None else body
     gaps = sorted(b["y"] - a["y"] for a, b in itertools.pairwise(body))
     spacing = gaps[len(gaps) // 2] if gaps else 0.0
     kept: list[Row] = []
@@ -291,7 +284,7 @@ def _list_rows(rows: list[Row], total_pages: int) -> list[Row]:
 
 def _title_key(row: Row) -> str:
     title_cells, _ = split_page_number(row["cells"])
-    return " ".join(re.findall(r"[^\W_]+", " ".join(c["text"] for c in title_cells).lower()))
+    return " ".join(title_tokens(" ".join(c["text"] for c in title_cells)))
 
 
 def _entry(row: Row, total_pages: int) -> ContentsEntry | None:
@@ -461,9 +454,8 @@ def entries_from_contents(
     """
     main: list[SectionEntry] = []
     spans: list[list[int]] = []
-    first_list_page = 0
-    runs = contents_pages(layout, len(pages))
-    for run in runs:
+    first_list_page, main_heading = 0, None
+    for run in contents_pages(layout, len(pages)):
         if reader is not None:
             parsed = reader({page: pages[page - 1] for page in run})
         else:
@@ -477,27 +469,25 @@ def entries_from_contents(
         masked = mask_spans(pages, spans)
         placed = place_entries(parsed, layout, masked, start=run[0], spans=spans)
         if not main:
-            main, first_list_page = placed, run[0]
+            main, first_list_page, main_heading = placed, run[0], heading
         else:
             main = nest_listing(main, placed)
     if not main:
         return ContentsStructure(entries=[], listing_spans=[])
-    heading = contents_heading([row for row in layout["rows"] if row["page"] == first_list_page])
-    if heading is None:
+    if main_heading is None:
         return ContentsStructure(main, spans)
-    return ContentsStructure(with_contents_node(main, first_list_page, heading), spans)
+    return ContentsStructure(with_contents_node(main, first_list_page, main_heading), spans)
 
 
 def contents_heading(rows: list[Row]) -> str | None:
     """The heading printed over a contents list ("TABLE OF CONTENTS" → "Table of Contents")."""
-    for row in rows:
-        text = row_text(row)
-        if row["y"] <= HEADING_Y and HEADING.match(text):
-            words = re.sub(r"\s+page$", "", text, flags=re.IGNORECASE)
-            if not words.isupper():
-                return words
-            return words.title().replace(" Of ", " of ").replace(" To ", " to ")
-    return None
+    index = _heading_index(rows)
+    if index is None:
+        return None
+    words = re.sub(r"\s+page$", "", row_text(rows[index]), flags=re.IGNORECASE)
+    if not words.isupper():
+        return words
+    return words.title().replace(" Of ", " of ").replace(" To ", " to ")
 
 
 def listing_spans(
@@ -560,7 +550,7 @@ def _find_in_order(
 
 def _line_start(text: str, offset: int) -> bool:
     """Only markdown marks or spaces between the previous line break and ``offset``."""
-    line = HTML_TAG.sub("", text[:offset].rsplit("\n", 1)[-1])
+    line = INLINE_TAG.sub("", text[:offset].rsplit("\n", 1)[-1])
     return not re.search(r"[^\W_]", line)
 
 

@@ -8,14 +8,12 @@ that repeat a listed title are the listed sections themselves and are not added 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ingest.headings import entries_from_headings
-from ingest.locate import find_title, mask_spans
+from ingest.locate import find_title, mask_spans, title_tokens
 from store.types import HeadingCandidate, SectionEntry
 
-WORD = re.compile(r"[^\W_]+")
 # A heading this long (letters and digits) that starts or ends a listed title repeats it.
 MIN_PARTIAL_KEY = 8
 
@@ -57,7 +55,7 @@ def _place(entry: SectionEntry, pages: list[str], listed: bool) -> _Placed:
 
 def _key(title: str) -> str:
     """Letters and digits only: extraction may drop or add spaces ("REGISTRANT'SCOMMON")."""
-    return "".join(WORD.findall(title.lower()))
+    return "".join(title_tokens(title))
 
 
 def _repeats_listed(heading: SectionEntry, keys: list[tuple[str, int]]) -> bool:

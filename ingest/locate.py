@@ -13,8 +13,10 @@ from functools import lru_cache
 TOKEN = re.compile(r"[^\W_]+")
 # Between two characters of a word: nothing, a line-break hyphen, or a small-caps gap.
 INNER_GAP = r"(?:-\s*|\s)?"
+# Inline HTML the markdown parser emits around words ("<u>Business</u>").
+INLINE_TAG = re.compile(r"</?[a-z]{1,4}>")
 # Between two words: any run of spaces, punctuation, markdown emphasis or inline HTML tags.
-WORD_GAP = r"(?:[\W_]|</?[a-z]{1,4}>)*"
+WORD_GAP = rf"(?:[\W_]|{INLINE_TAG.pattern})*"
 # A heading "begins its page" when at most this much text (alphanumerics) precedes it.
 BEGIN_CHARS = 150
 

@@ -56,9 +56,7 @@ def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
         else:
             raw_pages = _markdown_pages(doc, layout=parser.endswith("layout"))
         pages = [normalize(text) for text in raw_pages]
-        texts = [
-            (page.number + 1, page.get_text("dict"), page.rect.height) for page in doc.pages()
-        ]
+        texts = [(page.number + 1, page.get_text("dict"), page.rect.height) for page in doc.pages()]
         return ParsedPDF(
             pages=pages,
             images=extract_images(doc, image_dir),

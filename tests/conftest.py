@@ -57,3 +57,14 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any
 def require_shared_data() -> None:
     if not PDF_DIR.is_dir():
         pytest.fail(f"development data not found at {SHARED_DATA} (set VECTREE_SHARED_DATA)")
+
+
+@pytest.fixture
+def stub(scripted: Any) -> Iterator[Any]:
+    """The local OpenAI-compatible endpoint answering with the module's ``scripted`` model;
+    a request the stub could not serve fails the test."""
+    from tests.llm_stub import LLMStub
+
+    with LLMStub(scripted) as server:
+        yield server
+    assert not server.errors, server.errors

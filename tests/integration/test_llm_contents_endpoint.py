@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,13 +145,6 @@ class ScriptedModel:
 @pytest.fixture
 def scripted() -> ScriptedModel:
     return ScriptedModel()
-
-
-@pytest.fixture
-def stub(scripted: ScriptedModel) -> Iterator[LLMStub]:
-    with LLMStub(scripted) as server:
-        yield server
-    assert not server.errors, server.errors
 
 
 @pytest.fixture

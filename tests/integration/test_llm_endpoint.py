@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,13 +156,6 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def scripted() -> ScriptedModel:
     return ScriptedModel()
-
-
-@pytest.fixture
-def stub(scripted: ScriptedModel) -> Iterator[LLMStub]:
-    with LLMStub(scripted) as server:
-        yield server
-    assert not server.errors, server.errors
 
 
 def ingest(pdf: Path, library_dir: Path, stub: LLMStub) -> dict[str, Any]:

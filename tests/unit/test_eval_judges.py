@@ -16,12 +16,12 @@ from evals.judges import (
     Judge,
     JudgeFailure,
     JudgeResult,
-    JudgeSettings,
     MalformedReply,
     MosaicScores,
     answer_cosine,
     parse_json_object,
 )
+from store.settings import JudgeSettings
 from tests.llm_stub import LLMStub
 
 
