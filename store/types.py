@@ -6,6 +6,7 @@ Ingestion produces them, the stores keep them, the tools and the agent read them
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NotRequired, TypedDict
 
 StructureSource = Literal["outline", "toc", "headings", "llm", "supplied"]
@@ -87,3 +88,26 @@ def walk(nodes: list[TreeNode]) -> list[TreeNode]:
         out.append(node)
         out.extend(walk(node["nodes"]))
     return out
+
+
+DOC_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+"""A document id: letters, digits, ``_`` and ``-``, at most 64 characters. Ingestion makes
+16 hex digits; nothing with a path separator or a dot can name a document, so an id always
+resolves to a folder directly inside the library's ``docs`` folder."""
+MIN_PREFIX = 6
+"""The shortest id prefix a user may type for a document."""
+
+
+class InvalidDocId(ValueError):
+    """A string that cannot be a document id (the message says what a valid one looks like)."""
+
+
+def checked_doc_id(value: object) -> str:
+    """``value`` as a document id, or :class:`InvalidDocId` naming what is wrong with it."""
+    if not isinstance(value, str) or not DOC_ID_PATTERN.fullmatch(value):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InvalidDocId(
+            f"{shown} is not a document id: ids are 1-64 letters, digits, '_' or '-' "
+            "(no paths); use an id exactly as `vectree docs` or search_documents shows it"
+        )
+    return value
