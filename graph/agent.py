@@ -3,7 +3,9 @@
 Explicit nodes and edges (not a prebuilt ReAct loop): ``prepare`` → ``model_turn`` → one of
 ``layer0``/``layer1``/``layer2`` by the layer of the requested tools → ``nudge`` (from the
 nudge threshold on) → ``model_turn`` … → ``finish``. Strategies with their own retrieval
-(``context.strategy``, see ``graph.strategies``) go ``prepare`` → ``strategy`` → ``finish``.
+(``context.strategy``, see ``graph.strategies``) go ``prepare`` → ``strategy`` → ``finish``, or,
+when the strategy's model calls its own tools, ``prepare`` → ``tool_loop`` (a subgraph:
+``turn`` → ``tools`` → … ) → ``finish``.
 The exported ``graph`` has no checkpointer (a LangGraph server supplies its own);
 ``compile_agent(checkpointer)`` is for ``graph.api.ask`` (and so the CLI).
 """
@@ -20,6 +22,7 @@ from graph import nodes
 from graph.context import AgentContext
 from graph.models import agent_model
 from graph.state import AgentInput, AgentOutput, AgentState
+from graph.strategies.tool_loop import loop_graph
 
 
 def build_agent_graph(
@@ -36,6 +39,8 @@ def build_agent_graph(
     builder.add_node("layer2", nodes.layer2)
     builder.add_node("nudge", nodes.nudge)
     builder.add_node("strategy", nodes.run_strategy)
+    builder.add_node("tool_loop", loop_graph(nodes.strategy_request, nodes.declared_loop))
+    builder.add_edge("tool_loop", "finish")
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "prepare")
     return builder

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -22,13 +23,16 @@ from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
 from graph.models import ModelCallError, agent_model, configured_model, invoke_model
-from graph.state import AgentState, Step, status_text
-from graph.strategies import runner, strategy_spec
-from graph.strategies.base import Recorder, StrategyRequest, Usage
+from graph.recorder import Recorder, Usage
+from graph.state import AgentState, status_text
+from graph.strategies import runner, strategy_spec, tool_loop
+from graph.strategies.base import StrategyRequest
+from graph.strategies.tool_loop import ToolLoop
+from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog
 from store.search_engine import SearchFilters, engine_for
-from tools.schemas import TOOL_LAYERS, openai_tool_specs
-from tools.toolbox import SearchScope, Toolbox, ToolResult, failure
+from tools.schemas import TOOL_LAYERS, TOOL_SCHEMAS, openai_tool_spec
+from tools.toolbox import SearchScope, Toolbox
 
 LayerNode = Literal["layer0", "layer1", "layer2"]
 LAYER_NODES: tuple[LayerNode, LayerNode, LayerNode] = ("layer0", "layer1", "layer2")
@@ -58,9 +62,10 @@ def allowed_tools(context: AgentContext) -> list[str]:
 
 def prepare(
     state: AgentState, runtime: Runtime[AgentContext]
-) -> Command[Literal["model_turn", "strategy"]]:
+) -> Command[Literal["model_turn", "tool_loop", "strategy"]]:
     """Open the conversation: system prompt with corpus statistics, then the question; then the
-    agent loop, or the ``strategy`` node for strategies that run their own retrieval."""
+    agent loop, a strategy's tool loop, or the ``strategy`` node for strategies that run their
+    own retrieval."""
     context = runtime.context
     question = state.get("question", "").strip()
     doc_ids = list(state.get("doc_ids") or [])
@@ -72,13 +77,12 @@ def prepare(
         limits = ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
         content += f"\n\nDocument search is limited to: {limits}."
     opening = [] if state.get("messages") else [SystemMessage(_system_prompt(context))]
-    trajectory = list(state.get("trajectory") or [])
+    recorder = Recorder(steps=list(state.get("trajectory") or []))
     kwargs: dict[str, Any] = {"doc_ids": doc_ids}
     if context.strategy == "no-vector":
-        trees = _all_trees(context, state, len(trajectory) + 1)
+        trees = _all_trees(context, state, recorder)
         content += "\n\n" + trees.text
         kwargs["trees"] = trees.artifact["trees"]
-        trajectory.append(trees.step)
     # A question on an existing thread continues its conversation and trajectory; the budget
     # counters start afresh for every question.
     update: dict[str, Any] = {
@@ -86,7 +90,7 @@ def prepare(
         "layer": 1 if context.strategy == "no-vector" else 0,
         "model_turns": 0,
         "tool_calls": 0,
-        "trajectory": trajectory,
+        "trajectory": recorder.steps,
         "pages_read": dict(state.get("pages_read") or {}),
         "citation_retries": 0,
         "citations": [],
@@ -94,34 +98,41 @@ def prepare(
         "status": "running",
         "strategy": context.strategy,
         "usage": {},
+        "loop_messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
+        "tool_runs": {},
+        "passages": [],
     }
-    return Command(goto="model_turn" if context.uses_agent_loop else "strategy", update=update)
+    return Command(goto=_first_node(context), update=update)
+
+
+def _first_node(context: AgentContext) -> Literal["model_turn", "tool_loop", "strategy"]:
+    """The agent loop; a strategy's tool loop when it declares one and a model is configured;
+    else the strategy's runner."""
+    if context.uses_agent_loop:
+        return "model_turn"
+    if strategy_spec(context.strategy).tool_loop and configured_model(context) is not None:
+        return "tool_loop"
+    return "strategy"
 
 
 @dataclass
 class _Trees:
     text: str
     artifact: dict[str, Any]
-    step: Step
 
 
-def _all_trees(context: AgentContext, state: AgentState, seq: int) -> _Trees:
+def _all_trees(context: AgentContext, state: AgentState, recorder: Recorder) -> _Trees:
     """The ``no-vector`` ablation: with no document search, the model starts from the trees
     of every document in scope, all in its first message (recorded as one layer-1 step)."""
     toolbox = _toolbox(context, state)
     doc_ids = toolbox.scope.documents(toolbox.catalog)
-    results = [toolbox.call("get_document_tree", {"doc_id": d}) for d in doc_ids]
+    results = [toolbox.run("get_document_tree", doc_id=d) for d in doc_ids]
     text = "Section trees of every document in the library:\n\n" + "\n\n".join(
         r.text for r in results
     )
     artifact = {"trees": [r.artifact for r in results if r.ok]}
-    step = _step(
-        seq,
-        {"name": "get_document_tree", "args": {"doc_id": "*"}},
-        ToolResult(content=text, artifact=artifact),
-        1,
-    )
-    return _Trees(text, artifact, step)
+    recorder.record(1, "get_document_tree", {"doc_id": "*"}, text, doc_id=None)
+    return _Trees(text, artifact)
 
 
 def _system_prompt(context: AgentContext) -> str:
@@ -146,7 +157,7 @@ def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
         state: AgentState, runtime: Runtime[AgentContext]
     ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
         """One model call; route its tool calls to the node of the deepest layer they touch."""
-        tools = openai_tool_specs(allowed_tools(runtime.context))
+        tools = [openai_tool_spec(TOOL_SCHEMAS[name]) for name in allowed_tools(runtime.context)]
         model = model_factory(runtime.context).bind_tools(tools)
         return _model_turn(state, runtime.context, model)
 
@@ -186,73 +197,38 @@ def _requested_calls(message: Any) -> list[dict[str, Any]]:
 def _run_tools(
     state: AgentState, runtime: Runtime[AgentContext], layer: int
 ) -> Command[Literal["nudge", "model_turn"]]:
-    """Execute every call of the last AI message, in order, recording each in the trajectory."""
+    """Run every call of the last AI message through the tool engine, in order."""
     context = runtime.context
     toolbox = _toolbox(context, state)
-    reply = state["messages"][-1]
-    trajectory = list(state.get("trajectory", []))
-    pages_read = {doc: list(pages) for doc, pages in state.get("pages_read", {}).items()}
-    used = state.get("tool_calls", 0)
-    messages = []
-    for call in _requested_calls(reply):
-        used += 1
-        result = _execute(
-            call, toolbox, over_budget=used > context.max_tool_calls, budget=context.max_tool_calls
-        )
-        if result.ok and result.doc_id and result.pages:
-            known = pages_read.setdefault(result.doc_id, [])
-            known.extend(p for p in result.pages if p not in known)
-        trajectory.append(_step(len(trajectory) + 1, call, result, layer))
-        messages.append(
-            ToolMessage(
-                content=cast(Any, result.content),
-                tool_call_id=str(call.get("id") or f"missing-{used}"),
-                name=str(call.get("name") or "unknown"),
-                artifact=result.artifact,
-                status="success" if result.ok else "error",
-            )
-        )
+    recorder = _recorder(state)
+    engine = ToolEngine(
+        toolbox.tools(),
+        context.max_tool_calls,
+        recorder,
+        used=state.get("tool_calls", 0),
+        layer=layer,
+        switched_off=toolbox.disabled,
+    )
+    messages = [engine.answer(call) for call in _requested_calls(state["messages"][-1])]
     update = {
         "messages": messages,
-        "trajectory": trajectory,
-        "pages_read": pages_read,
-        "tool_calls": used,
+        "trajectory": recorder.steps,
+        "pages_read": recorder.pages_read,
+        "tool_calls": engine.used,
         "layer": layer,
     }
-    goto: Literal["nudge", "model_turn"] = "nudge" if used >= context.nudge_after else "model_turn"
+    goto: Literal["nudge", "model_turn"] = (
+        "nudge" if engine.used >= context.nudge_after else "model_turn"
+    )
     return Command(goto=goto, update=update)
 
 
-def _execute(call: dict[str, Any], toolbox: Toolbox, over_budget: bool, budget: int) -> ToolResult:
-    if over_budget:
-        return failure(prompts.BUDGET_SPENT.format(budget=budget).removeprefix("Error: "))
-    if call.get("type") == "invalid_tool_call" or call.get("error"):
-        detail = call.get("error") or "arguments were not valid JSON"
-        return failure(
-            f"could not read the call to {call.get('name')!r}: {detail}. "
-            "Send the arguments as a JSON object matching the tool's schema."
-        )
-    return toolbox.call(str(call.get("name")), call.get("args"))
-
-
-def _step(seq: int, call: dict[str, Any], result: ToolResult, current_layer: int) -> Step:
-    name = str(call.get("name") or "unknown")
-    args = call.get("args")
-    step = Step(
-        seq=seq,
-        layer=TOOL_LAYERS.get(name, current_layer),
-        tool=name,
-        args=args if isinstance(args, dict) else {"raw": str(args)},
-        ok=result.ok,
-        error=None if result.ok else result.text.removeprefix("Error: "),
-        payload_tokens=result.tokens,
-        pages=list(result.pages) if result.ok else [],
-        doc_id=result.doc_id,
+def _recorder(state: AgentState) -> Recorder:
+    """A recorder continuing the run's trajectory and pages read."""
+    return Recorder(
+        steps=list(state.get("trajectory") or []),
+        pages_read={d: list(p) for d, p in (state.get("pages_read") or {}).items()},
     )
-    hits = result.artifact.get("results") if result.ok else None
-    if hits:
-        step["found"] = [str(hit["doc_id"]) for hit in hits]
-    return step
 
 
 def layer0(
@@ -284,23 +260,30 @@ def nudge(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal[
     return Command(goto="model_turn", update={"messages": [HumanMessage(note, name="budget")]})
 
 
-def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["finish"]]:
-    """A strategy with its own retrieval (see ``graph.strategies``): run it, keep its steps."""
+def strategy_request(state: AgentState, runtime: Runtime[AgentContext]) -> StrategyRequest:
+    """The request a strategy gets for this run (its recorder continues the trajectory)."""
     context = runtime.context
     toolbox = _toolbox(context, state)
-    recorder = Recorder(
-        steps=list(state.get("trajectory") or []),
-        pages_read={d: list(p) for d, p in (state.get("pages_read") or {}).items()},
-    )
-    request = StrategyRequest(
+    return StrategyRequest(
         question=state.get("question", "").strip(),
         scope=toolbox.scope,
         context=context,
         catalog=toolbox.catalog,
         model=configured_model(context),
-        recorder=recorder,
+        recorder=_recorder(state),
     )
-    outcome = runner(context.strategy)(request)
+
+
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The tool loop the run's strategy declares."""
+    return tool_loop(request.context.strategy)(request)
+
+
+def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["finish"]]:
+    """A strategy with its own retrieval (see ``graph.strategies``): run it, keep its steps."""
+    request = strategy_request(state, runtime)
+    recorder = request.recorder
+    outcome = runner(runtime.context.strategy)(request)
     new_steps = len(recorder.steps) - len(state.get("trajectory") or [])
     return Command(
         goto="finish",

@@ -41,8 +41,8 @@ NUDGE = (
 )
 
 BUDGET_SPENT = (
-    "Error: the tool-call budget ({budget}) is spent; this call was not run. Answer now from the "
-    "pages you have read."
+    "the tool-call budget ({budget}) is spent; this call was not run. Answer now from the text "
+    "you have read."
 )
 
 BAD_CITATIONS = (

@@ -78,3 +78,8 @@ class AgentState(AgentInput, AgentOutput, total=False):
     tool_calls: int
     pages_read: dict[str, list[int]]
     citation_retries: int
+    # The tool loop of a strategy whose model calls its own tools (``graph.strategies.tool_loop``):
+    # its own conversation, the successful runs per tool and the passages shown (JSON).
+    loop_messages: Annotated[list[AnyMessage], add_messages]
+    tool_runs: dict[str, int]
+    passages: list[dict[str, Any]]

@@ -109,22 +109,16 @@ TOOL_SCHEMAS: dict[str, type[ToolArgs]] = {schema.__name__: schema for schema in
 TOOL_LAYERS: dict[str, int] = {schema.__name__: schema.layer for schema in TOOLS}
 
 
-def openai_tool_specs(names: list[str] | None = None) -> list[dict[str, Any]]:
-    """The tools in OpenAI function-calling format, for ``model.bind_tools``."""
-    specs = []
-    for name, schema in TOOL_SCHEMAS.items():
-        if names is not None and name not in names:
-            continue
-        parameters = schema.model_json_schema()
-        parameters.pop("title", None)
-        specs.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": " ".join((schema.__doc__ or "").split()),
-                    "parameters": parameters,
-                },
-            }
-        )
-    return specs
+def openai_tool_spec(schema: type[ToolArgs]) -> dict[str, Any]:
+    """One tool in OpenAI function-calling format: its class name, its docstring as the
+    description, its fields as the parameters."""
+    parameters = schema.model_json_schema()
+    parameters.pop("title", None)
+    return {
+        "type": "function",
+        "function": {
+            "name": schema.__name__,
+            "description": " ".join((schema.__doc__ or "").split()),
+            "parameters": parameters,
+        },
+    }

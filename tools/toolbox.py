@@ -1,8 +1,6 @@
-"""The seven tools over one library. Each returns a ToolResult; misuse is answered, not raised.
-
-A ToolResult carries the text the model reads, a structured ``artifact`` (kept on the
-ToolMessage for the offline navigator and for inspection), whether the call succeeded, and
-the pages it disclosed (what citations may point at).
+"""The seven agent tools over one library. Each handler returns a ``ToolResult``; misuse is
+answered, not raised. Validation, budgets and recording are the tool engine's
+(``graph.tool_engine``); ``Toolbox.tools`` hands it the handlers bound to one run's scope.
 """
 
 from __future__ import annotations
@@ -10,49 +8,26 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 from rank_bm25 import BM25Okapi
 
 from store.catalog import Catalog
-from store.embeddings import count_tokens
 from store.index import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
 from store.types import walk
 from tools import formatting, schemas
-from tools.schemas import MAX_PAGES_PER_CALL, TOOL_LAYERS, TOOL_SCHEMAS, ToolArgs
+from tools.results import Tool, ToolResult, failure
+from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
 from tools.search import DocumentSearch, rrf
 
 TOKEN = re.compile(r"[a-z0-9]+")
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
-
-
-@dataclass
-class ToolResult:
-    """The outcome of one tool call."""
-
-    content: str | list[dict[str, Any]]
-    ok: bool = True
-    artifact: dict[str, Any] = field(default_factory=dict)
-    pages: list[int] = field(default_factory=list)
-    doc_id: str | None = None
-
-    @property
-    def text(self) -> str:
-        if isinstance(self.content, str):
-            return self.content
-        return " ".join(part.get("text", "") for part in self.content if part.get("type") == "text")
-
-    @property
-    def tokens(self) -> int:
-        """Payload size in tokens (text parts; an image counts as its caption only)."""
-        return count_tokens(self.text)
 
 
 @dataclass(frozen=True)
@@ -82,11 +57,6 @@ class SearchScope:
             year_min=self.year_min, year_max=self.year_max, journal=self.journal, author=self.author
         )
         return [d.doc_id for d in engine_for(catalog).documents(filters)]
-
-
-def failure(message: str) -> ToolResult:
-    """An instructive error the model can act on."""
-    return ToolResult(content=f"Error: {message}", ok=False, artifact={"error": message})
 
 
 Handler = Callable[..., ToolResult]
@@ -127,23 +97,19 @@ class Toolbox:
     def search(self) -> DocumentSearch:
         return DocumentSearch(self.catalog, self._gates)
 
-    # -- dispatch ----------------------------------------------------------------------------
-    def call(self, name: str, args: Any) -> ToolResult:
-        """Validate and run one tool call; every problem becomes an error result."""
-        schema = TOOL_SCHEMAS.get(name)
-        available = [tool for tool in TOOL_LAYERS if tool not in self.disabled]
-        if schema is None or name in self.disabled:
-            what = f"tool {name!r} is off in this run" if schema else f"unknown tool {name!r}"
-            return failure(f"{what}. Available tools: {', '.join(available)}.")
-        if not isinstance(args, dict):
-            return failure(
-                f"arguments for {name} must be a JSON object, got {type(args).__name__}."
-            )
-        try:
-            parsed = schema.model_validate(args)
-        except ValidationError as exc:
-            return failure(f"bad arguments for {name}: {_validation_summary(exc)}")
-        return HANDLERS[name](self, **parsed.model_dump())
+    def tools(self) -> list[Tool]:
+        """The tools this run offers (every declared tool but the switched-off ones), bound to
+        this toolbox, for the tool engine."""
+        return [
+            Tool(schema, partial(HANDLERS[schema.__name__], self))
+            for schema in TOOLS
+            if schema.__name__ not in self.disabled
+        ]
+
+    def run(self, name: str, **args: Any) -> ToolResult:
+        """Run a tool with arguments the caller already knows are valid (a step the graph
+        takes itself, not a model's call: those go through the tool engine)."""
+        return HANDLERS[name](self, **args)
 
     def _known_doc(self, doc_id: str) -> str | ToolResult:
         """A visible doc id, or an error naming how to get a valid one."""
@@ -357,15 +323,6 @@ def _flat_nodes(tree: list[Any], depth: int = 0) -> list[dict[str, Any]]:
         out.append({**_node_ref(node), "summary": node["summary"], "depth": depth})
         out.extend(_flat_nodes(node["nodes"], depth + 1))
     return out
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    """One line per problem: which argument and what is wrong."""
-    problems = []
-    for error in exc.errors()[:4]:
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        problems.append(f"{where}: {error['msg']}")
-    return "; ".join(problems)
 
 
 if set(HANDLERS) != set(TOOL_SCHEMAS):  # a declared tool without a handler, or the reverse

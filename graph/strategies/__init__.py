@@ -1,8 +1,9 @@
 """Selectable retrieval strategies, each declared once in ``STRATEGY_SPECS``.
 
 ``vectree`` and its ablations (``no-tree``, ``no-vector``, ``no-gates``) run the agent loop
-(``model_turn`` → layer nodes) with some tools or the gates taken away; every other strategy
-runs inside the ``strategy`` node through its runner (imported on first use, so a strategy's
+(``model_turn`` → layer nodes) with some tools or the gates taken away; a strategy whose model
+calls its own tools runs, with a model, as the ``tool_loop`` subgraph; every other run goes
+through the ``strategy`` node and the strategy's runner (imported on first use, so a strategy's
 dependencies load only when it runs). All of them record their trajectory in the same step
 format. The CLI choices, the context field's allowed values and help, the tools an ablation
 removes, its system-prompt note, the chunk stores an evaluation builds and the README table
@@ -14,12 +15,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from graph.strategies.base import StrategyOutcome, StrategyRequest
+    from graph.strategies.tool_loop import ToolLoop
 
 Runner = Callable[["StrategyRequest"], "StrategyOutcome"]
+LoopFactory = Callable[["StrategyRequest"], "ToolLoop"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class StrategySpec:
     help: str
     runner: str | None = None
     """``module:function`` of a strategy with its own retrieval; None = the agent loop."""
+    tool_loop: str | None = None
+    """``module:function`` giving the tools, budget and prompt of a strategy whose model calls
+    its own tools: with a model it runs as the graph's ``tool_loop`` subgraph, one checkpointed
+    step per model turn and per batch of calls (offline, its runner's fixed policy runs)."""
     chunk_scheme: str | None = None
     """The chunk store (``store.chunks``) it searches, built per document on first use."""
     disabled_tools: frozenset[str] = frozenset()
@@ -81,12 +88,14 @@ STRATEGY_SPECS: tuple[StrategySpec, ...] = (
         "rit",
         "RIT-RAG: node-aligned chunk search induces sub-trees, then reads nodes",
         runner="graph.strategies.rit:run",
+        tool_loop="graph.strategies.rit:declared_loop",
         chunk_scheme="rit",
     ),
     StrategySpec(
         "agentic-search",
         "chunk-level agent: search_chunks and read_chunks",
         runner="graph.strategies.agentic_search:run",
+        tool_loop="graph.strategies.agentic_search:declared_loop",
         chunk_scheme="rit",
     ),
     StrategySpec(
@@ -128,9 +137,20 @@ def strategy_spec(name: str) -> StrategySpec:
 
 def runner(strategy: str) -> Runner:
     """The run function of a strategy that does not use the agent loop."""
-    target = STRATEGIES[strategy].runner
-    if target is None:
-        raise ValueError(f"strategy {strategy!r} runs the agent loop, not a runner")
-    module, _, name = target.partition(":")
-    run: Runner = getattr(importlib.import_module(module), name)
+    run: Runner = _declared(strategy, "runner", "runs the agent loop, not a runner")
     return run
+
+
+def tool_loop(strategy: str) -> LoopFactory:
+    """The tool-loop declaration of a strategy whose model calls its own tools."""
+    factory: LoopFactory = _declared(strategy, "tool_loop", "declares no tool loop")
+    return factory
+
+
+def _declared(strategy: str, kind: Literal["runner", "tool_loop"], missing: str) -> Any:
+    """The function a strategy's ``module:function`` declaration names, imported on first use."""
+    target = getattr(STRATEGIES[strategy], kind)
+    if target is None:
+        raise ValueError(f"strategy {strategy!r} {missing}")
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)

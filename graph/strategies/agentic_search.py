@@ -15,7 +15,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from graph.navigator import SKIP_SECTIONS
-from graph.strategies.base import Passage, StrategyOutcome, StrategyRequest, extractive_answer
+from graph.strategies.base import StrategyOutcome, StrategyRequest, extractive_answer
 from graph.strategies.rit import (
     MAX_CALLS,
     MAX_SEARCHES,
@@ -27,15 +27,9 @@ from graph.strategies.rit import (
     page_text,
     read_capped,
 )
-from graph.strategies.tool_loop import (
-    CITE_RULE,
-    IdList,
-    Tool,
-    ToolReply,
-    ToolSession,
-    run_tool_loop,
-)
+from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
 from store.chunks import Chunk
+from tools.results import Passage, Tool, ToolResult
 from tools.schemas import ToolArgs
 
 SEARCH_HITS = 8
@@ -54,11 +48,15 @@ class search_chunks(ToolArgs):
     """Search the documents' passages: the best 8, each with its id, document, pages,
     section title and the start of its text."""
 
+    layer = 0
+
     query: str = Field(min_length=1, description="What you are looking for, in a few words.")
 
 
 class read_chunks(ToolArgs):
     """The whole text of passages, page by page (about 6,000 tokens per call at most)."""
+
+    layer = 2
 
     chunk_ids: IdList = Field(
         min_length=1,
@@ -75,14 +73,14 @@ class ChunkTools(SourceTools):
 
     def tools(self) -> list[Tool]:
         return [
-            Tool(search_chunks, layer=0, run=self.search, limit=MAX_SEARCHES),
-            Tool(read_chunks, layer=2, run=self.read),
+            Tool(search_chunks, self.search, limit=MAX_SEARCHES),
+            Tool(read_chunks, self.read),
         ]
 
-    def search(self, query: str) -> ToolReply:
+    def search(self, query: str) -> ToolResult:
         hits = [hit.chunk for hit in self.source.search(query, SEARCH_HITS)]
         if not hits:
-            return ToolReply("No passages matched this query in the documents. Try other words.")
+            return ToolResult("No passages matched this query in the documents. Try other words.")
         blocks, passages = [], []
         for rank, chunk in enumerate(hits, start=1):
             kept, _ = fit_segments(chunk.segments, SNIPPET_TOKENS)
@@ -93,11 +91,11 @@ class ChunkTools(SourceTools):
             )
             passages.append(Passage(chunk.doc_id, kept))
         disclosed = tuple(pair for passage in passages for pair in passage.disclosed)
-        return ToolReply(
+        return ToolResult(
             "\n\n".join(blocks), disclosed=disclosed, passages=tuple(passages), artifact=hits
         )
 
-    def read(self, chunk_ids: list[str]) -> ToolReply:
+    def read(self, chunk_ids: list[str]) -> ToolResult:
         items, errors = [], []
         for ref in dict.fromkeys(r.strip() for r in chunk_ids):
             found = self._chunk(ref)
@@ -127,12 +125,23 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     return search_and_read(request, StoreChunks(request.catalog, request.scoped_doc_ids()))
 
 
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The tools, budget and prompt of Agentic Search over the run's documents."""
+    return chunk_loop(request, StoreChunks(request.catalog, request.scoped_doc_ids()))
+
+
+def chunk_loop(request: StrategyRequest, source: ChunkSource) -> ToolLoop:
+    """The declared loop over the given tools (a test gives a scripted chunk source)."""
+    return ToolLoop(ChunkTools(request, source).tools(), MAX_CALLS, SYSTEM_PROMPT)
+
+
 def search_and_read(request: StrategyRequest, source: ChunkSource) -> StrategyOutcome:
     """The model's searches and reads, or the fixed offline ones, over ``source``."""
-    session = ToolSession(request, ChunkTools(request, source).tools(), MAX_CALLS)
+    loop = chunk_loop(request, source)
     if request.model is not None:
-        return run_tool_loop(request, session, SYSTEM_PROMPT)
-    found = session.call("search_chunks", {"query": request.question})
+        return run_tool_loop(request, loop)
+    engine = loop.engine(request.recorder)
+    found = engine.call("search_chunks", {"query": request.question})
     picks = [
         chunk_ref(chunk)
         for chunk in found.artifact or []
@@ -140,5 +149,5 @@ def search_and_read(request: StrategyRequest, source: ChunkSource) -> StrategyOu
     ][:OFFLINE_READS]
     if not picks:
         return StrategyOutcome(extractive_answer(request, []))
-    read = session.call("read_chunks", {"chunk_ids": picks})
+    read = engine.call("read_chunks", {"chunk_ids": picks})
     return StrategyOutcome(extractive_answer(request, read.passages))

@@ -26,17 +26,13 @@ from typing import Protocol
 import numpy as np
 
 from graph.navigator import lexical_relevance
+from graph.recorder import Recorder
 from graph.state import Step
-from graph.strategies.base import (
-    Passage,
-    Recorder,
-    StrategyOutcome,
-    StrategyRequest,
-    answer_from_passages,
-)
+from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from store.chunks import dense_chunks
 from store.search_engine import unit_rows
 from tools.passages import Method, PassageSearch, ScoredChunk
+from tools.results import Passage
 
 TOP_K = 10
 RERANK_POOL = 30

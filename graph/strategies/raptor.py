@@ -45,13 +45,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from graph.models import ModelCallError
 from graph.navigator import content_words, sentences
-from graph.strategies.base import (
-    Passage,
-    Recorder,
-    StrategyOutcome,
-    StrategyRequest,
-    answer_from_passages,
-)
+from graph.recorder import Recorder
+from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.dense import record_passages
 from store.chunks import dense_chunks
 from store.embeddings import count_tokens
@@ -68,6 +63,7 @@ from store.raptor_tree import (
     build_tree,
     unit,
 )
+from tools.results import Passage
 
 LEAF_TOKENS = 250
 BUDGET_TOKENS = 2000

@@ -27,26 +27,15 @@ from typing import Protocol
 from pydantic import Field
 
 from graph.navigator import SKIP_SECTIONS
-from graph.strategies.base import (
-    Passage,
-    StrategyOutcome,
-    StrategyRequest,
-    extractive_answer,
-)
-from graph.strategies.tool_loop import (
-    CITE_RULE,
-    IdList,
-    Tool,
-    ToolReply,
-    ToolSession,
-    run_tool_loop,
-)
+from graph.strategies.base import StrategyOutcome, StrategyRequest, extractive_answer
+from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
 from store.catalog import Catalog
 from store.chunks import Chunk
 from store.embeddings import count_tokens, truncate_to_tokens
 from store.types import TreeNode, walk
 from tools.formatting import words
 from tools.passages import PassageSearch, ScoredChunk
+from tools.results import Passage, Tool, ToolResult, failure
 from tools.schemas import ToolArgs
 
 SCHEME = "rit"
@@ -151,7 +140,7 @@ class Capped:
     blocks: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
 
-    def reply(self, errors: Sequence[str]) -> ToolReply:
+    def reply(self, errors: Sequence[str]) -> ToolResult:
         """The call's reply: the blocks read, then what was cut and which ids were wrong."""
         notes = list(errors)
         if self.left_out:
@@ -160,10 +149,10 @@ class Capped:
                 f"{', '.join(self.left_out)}. Ask for them in another call if needed."
             )
         if not self.passages:
-            return ToolReply.failure(" ".join(notes) or "nothing to read.")
+            return failure(" ".join(notes) or "nothing to read.")
         text = "\n\n".join([*self.blocks, *(f"Note: {note}" for note in notes)])
         disclosed = tuple(pair for passage in self.passages for pair in passage.disclosed)
-        return ToolReply(text, disclosed=disclosed, passages=tuple(self.passages))
+        return ToolResult(text, disclosed=disclosed, passages=tuple(self.passages))
 
 
 def read_capped(items: Sequence[tuple[str, str, str, Segments]]) -> Capped:
@@ -297,11 +286,15 @@ class get_toc_structure(ToolArgs):
     best-matching sections and their parent sections, with id, title, pages, match score and
     is_readable. Only sections with is_readable: true can be opened with get_content."""
 
+    layer = 1
+
     query: str = Field(min_length=1, description="What you are looking for, in a few words.")
 
 
 class get_content(ToolArgs):
     """The text of readable sections, page by page (about 6,000 tokens per call at most)."""
+
+    layer = 2
 
     node_ids: IdList = Field(
         min_length=1,
@@ -323,11 +316,11 @@ class RitTools(SourceTools):
 
     def tools(self) -> list[Tool]:
         return [
-            Tool(get_toc_structure, layer=1, run=self.toc, limit=MAX_SEARCHES),
-            Tool(get_content, layer=2, run=self.content),
+            Tool(get_toc_structure, self.toc, limit=MAX_SEARCHES),
+            Tool(get_content, self.content),
         ]
 
-    def toc(self, query: str) -> ToolReply:
+    def toc(self, query: str) -> ToolResult:
         hits = [
             NodeHit(hit.chunk.doc_id, hit.chunk.node_id, hit.score)
             for hit in self.source.search(query, TOC_CHUNKS)
@@ -335,9 +328,9 @@ class RitTools(SourceTools):
         ]
         trees = {doc: self.source.tree(doc) for doc in dict.fromkeys(h.doc_id for h in hits)}
         forest = induce_forest(hits, trees)
-        return ToolReply(render_forest(self.request, forest), artifact=forest)
+        return ToolResult(render_forest(self.request, forest), artifact=forest)
 
-    def content(self, node_ids: list[str]) -> ToolReply:
+    def content(self, node_ids: list[str]) -> ToolResult:
         items, errors = [], []
         for ref in dict.fromkeys(r.strip() for r in node_ids):
             found = self._node(ref)
@@ -395,17 +388,28 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     return navigate(request, StoreChunks(request.catalog, request.scoped_doc_ids()))
 
 
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The tools, budget and prompt of RIT-RAG over the run's documents."""
+    return rit_loop(RitTools(request, StoreChunks(request.catalog, request.scoped_doc_ids())))
+
+
+def rit_loop(tools: RitTools) -> ToolLoop:
+    """The declared loop over the given tools (a test gives a scripted chunk source)."""
+    return ToolLoop(tools.tools(), MAX_CALLS, SYSTEM_PROMPT)
+
+
 def navigate(request: StrategyRequest, source: ChunkSource) -> StrategyOutcome:
     """The model's navigation, or the fixed offline one, over ``source``."""
     tools = RitTools(request, source)
-    session = ToolSession(request, tools.tools(), MAX_CALLS)
+    loop = rit_loop(tools)
     if request.model is not None:
-        return run_tool_loop(request, session, SYSTEM_PROMPT)
-    outline = session.call("get_toc_structure", {"query": request.question})
+        return run_tool_loop(request, loop)
+    engine = loop.engine(request.recorder)
+    outline = engine.call("get_toc_structure", {"query": request.question})
     picks = offline_picks(outline.artifact or [], tools.node_pages, request.context.page_cap)
     if not picks:
         return StrategyOutcome(extractive_answer(request, []))
-    read = session.call("get_content", {"node_ids": picks})
+    read = engine.call("get_content", {"node_ids": picks})
     return StrategyOutcome(extractive_answer(request, read.passages))
 
 

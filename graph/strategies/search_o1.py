@@ -30,7 +30,6 @@ from graph.citations import CITATION_FORMAT
 from graph.models import ModelCallError
 from graph.navigator import content_words
 from graph.strategies.base import (
-    Passage,
     StrategyOutcome,
     StrategyRequest,
     answer_from_passages,
@@ -38,6 +37,7 @@ from graph.strategies.base import (
 )
 from graph.strategies.dense import PassageSearcher, as_passage, record_passages
 from tools.passages import PassageSearch, ScoredChunk
+from tools.results import Passage
 
 MAX_ROUNDS = 10
 SEARCH_TOP = 5

@@ -1,39 +1,44 @@
-"""A small tool-calling loop for the strategies whose model drives its own retrieval tools.
+"""The tool loop of the strategies whose model calls their own tools (``rit``, ``agentic-search``).
 
-A strategy declares its tools (an argument schema whose class name and docstring the model
-reads, the layer it records, a function that runs it, an optional per-tool call limit) and a
-total call budget. :class:`ToolSession` validates, limits, runs and records every call, so an
-offline policy and a model go through the same checks and leave the same trajectory;
-:func:`run_tool_loop` lets a tool-calling chat model use the session until it answers.
+A looping strategy declares a :class:`ToolLoop`: its tools (argument schemas the model reads,
+each with its layer and an optional per-tool limit), its total call budget and its system
+prompt. The loop is a small graph, ``turn`` → ``tools`` → ``turn`` … → end, so every model turn
+and every batch of tool calls is a checkpointed step Studio shows: inside the query agent it is
+the ``tool_loop`` node (a subgraph), and :func:`run_tool_loop` runs the same graph for a caller
+holding a request. Its state is JSON and messages only (the loop's own conversation, the calls
+used and run per tool, the passages shown); the tools and the model are rebuilt at each step
+from the run's context, and calls go through the one tool engine (``graph.tool_engine``).
 
-Every call counts against the budget, including the ones that are refused: over a budget,
-malformed (arguments that are not JSON), naming an unknown tool, or with invalid arguments.
-A refused call is not run; the model gets an error tool message saying how to do better, and
-the trajectory records the call with its error.
+If the model still calls tools once the budget and the extra turns are spent, or answers with
+nothing, one answer call over the passages the tools showed ends the run.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, TypedDict, cast
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BeforeValidator, ValidationError
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from pydantic import BeforeValidator
 
 from graph.citations import CITATION_FORMAT
 from graph.models import ModelCallError
-from graph.state import RunStatus
-from graph.strategies.base import (
-    Passage,
-    StrategyOutcome,
-    StrategyRequest,
-    answer_from_passages,
-)
-from tools.schemas import ToolArgs
+from graph.recorder import Recorder, Usage
+from graph.state import RunStatus, Step
+from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
+from graph.tool_engine import ToolEngine
+from tools.results import Passage, Tool
 
 EXTRA_TURNS = 2
 """Model turns allowed beyond the call budget, to answer after the budget is spent."""
@@ -54,165 +59,201 @@ IdList = Annotated[list[str], BeforeValidator(_as_list)]
 
 
 @dataclass(frozen=True)
-class ToolReply:
-    """What a tool returns: the text the model reads, the pages it discloses, the passages it
-    showed (for an answer written without the model), and any structured result an offline
-    policy wants to read."""
+class ToolLoop:
+    """What a looping strategy brings: its tools, the total call budget, its system prompt."""
 
-    text: str
-    disclosed: tuple[tuple[str, int], ...] = ()
-    passages: tuple[Passage, ...] = ()
-    artifact: Any = None
-    error: str | None = None
+    tools: Sequence[Tool]
+    max_calls: int
+    system_prompt: str
 
-    @classmethod
-    def failure(cls, message: str) -> ToolReply:
-        return cls(text=f"Error: {message}", error=message)
-
-
-@dataclass(frozen=True)
-class Tool:
-    """One tool: ``schema``'s class name is the tool name, its docstring and field
-    descriptions are what the model reads; ``run`` gets the validated arguments as keywords."""
-
-    schema: type[ToolArgs]
-    layer: int
-    run: Callable[..., ToolReply]
-    limit: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.schema.__name__
+    def engine(
+        self,
+        recorder: Recorder,
+        used: int = 0,
+        runs: dict[str, int] | None = None,
+        shown: Sequence[Passage] = (),
+    ) -> ToolEngine:
+        """The tool engine over these tools, resumed at ``used`` calls, ``runs`` per tool and
+        the passages ``shown`` so far."""
+        return ToolEngine(self.tools, self.max_calls, recorder, used=used, runs=runs, shown=shown)
 
 
-class ToolSession:
-    """Budgets, validation, execution and recording of tool calls."""
+class LoopState(TypedDict, total=False):
+    """The loop's checkpointed state (keys shared with the query agent's state)."""
 
-    def __init__(self, request: StrategyRequest, tools: Sequence[Tool], max_calls: int) -> None:
-        self.request = request
-        self.tools = {tool.name: tool for tool in tools}
-        self.max_calls = max_calls
-        self.used = 0
-        self.runs: Counter[str] = Counter()
-        self.passages: list[Passage] = []
-        self.layer = 0
+    question: str
+    doc_ids: list[str]
+    filters: dict[str, Any]
+    messages: Annotated[list[AnyMessage], add_messages]
+    loop_messages: Annotated[list[AnyMessage], add_messages]
+    trajectory: list[Step]
+    pages_read: dict[str, list[int]]
+    tool_calls: int
+    tool_runs: dict[str, int]
+    passages: list[dict[str, Any]]
+    model_turns: int
+    usage: dict[str, Any]
+    status: str
+    status_detail: str
 
-    def specs(self) -> list[dict[str, Any]]:
-        """The tools in OpenAI function-calling form."""
-        return [convert_to_openai_tool(tool.schema) for tool in self.tools.values()]
 
-    def call(self, name: str, args: Any, malformed: str | None = None) -> ToolReply:
-        """Run one call (or refuse it) and record it; ``malformed`` says why the model's call
-        could not be read at all."""
-        self.used += 1
-        tool = self.tools.get(name)
-        reply = self._refusal(tool, name, args, malformed) or self._run(cast(Tool, tool), args)
-        if tool is not None:
-            self.layer = tool.layer
-        self.passages.extend(reply.passages if reply.error is None else ())
-        self.request.recorder.record(
-            self.layer,
-            name,
-            args if isinstance(args, dict) else {"raw": str(args)},
-            reply.text,
-            error=reply.error,
-            disclosed=reply.disclosed,
-        )
-        return reply
+RequestFactory = Callable[[Any, Runtime[Any]], StrategyRequest]
+"""Builds the run's request from the state (the agent's, or the loop's own) and run context."""
+LoopFactory = Callable[[StrategyRequest], ToolLoop]
 
-    def answer(self, call: Mapping[str, Any]) -> ToolMessage:
-        """A model's tool call (well formed or not) answered as a tool message."""
-        malformed = None
-        if call.get("type") == "invalid_tool_call":
-            malformed = str(call.get("error") or "the arguments were not valid JSON")
-        name = str(call.get("name") or "")
-        reply = self.call(name, call.get("args"), malformed)
-        return ToolMessage(
-            content=reply.text,
-            tool_call_id=str(call.get("id") or f"call-{self.used}"),
-            name=name or "unknown",
-            status="error" if reply.error else "success",
+
+class _Step:
+    """One step's view of the loop: the request and engine rebuilt from the state."""
+
+    def __init__(
+        self,
+        state: LoopState,
+        runtime: Runtime[Any],
+        make_request: RequestFactory,
+        make_loop: LoopFactory,
+    ) -> None:
+        self.state = state
+        self.request = make_request(state, runtime)
+        recorder = self.request.recorder
+        recorder.steps = list(state.get("trajectory") or [])
+        recorder.pages_read = {d: list(p) for d, p in (state.get("pages_read") or {}).items()}
+        recorder.usage = Usage(**(state.get("usage") or {}))
+        self.loop = make_loop(self.request)
+        self.engine = self.loop.engine(
+            recorder,
+            state.get("tool_calls", 0),
+            dict(state.get("tool_runs") or {}),
+            [_passage(item) for item in state.get("passages") or []],
         )
 
-    def _refusal(
-        self, tool: Tool | None, name: str, args: Any, malformed: str | None
-    ) -> ToolReply | None:
-        """The error for a call that must not run, or ``None``."""
-        if self.used > self.max_calls:
-            return ToolReply.failure(
-                f"the budget of {self.max_calls} tool calls is spent; this call was not run. "
-                "Answer now from the text you have read."
-            )
-        if malformed is not None:
-            return ToolReply.failure(
-                f"could not read the call to {name!r}: {malformed}. "
-                "Send the arguments as one JSON object matching the tool's schema."
-            )
-        if tool is None:
-            return ToolReply.failure(
-                f"unknown tool {name!r}. Available tools: {', '.join(self.tools)}."
-            )
-        if tool.limit is not None and self.runs[tool.name] >= tool.limit:
-            return ToolReply.failure(
-                f"{tool.name} may be called at most {tool.limit} times and that limit is "
-                "reached; this call was not run. Use the other tools, or answer."
-            )
-        if not isinstance(args, dict):
-            return ToolReply.failure(f"arguments for {name} must be a JSON object.")
-        return None
+    def progress(self) -> dict[str, Any]:
+        """What this step changed, as state updates."""
+        recorder = self.request.recorder
+        return {
+            "trajectory": recorder.steps,
+            "pages_read": recorder.pages_read,
+            "usage": recorder.usage.as_dict(),
+            "model_turns": recorder.usage.model_calls,
+            "tool_calls": self.engine.used,
+            "tool_runs": dict(self.engine.runs),
+            "passages": [_passage_json(p) for p in self.engine.shown],
+        }
 
-    def _run(self, tool: Tool, args: dict[str, Any]) -> ToolReply:
+    def end(self, outcome: StrategyOutcome) -> Command[Any]:
+        """End the loop with the strategy's outcome (the answer joins the run's messages)."""
+        update = self.progress()
+        update["messages"] = [AIMessage(outcome.answer)] if outcome.answer else []
+        update["status"] = "running" if outcome.status == "answered" else outcome.status
+        update["status_detail"] = outcome.detail
+        return Command(goto="__end__", update=update)
+
+    def fallback(self, status: RunStatus, why: str) -> Command[Any]:
+        """An answer written from what the tools showed when the model gave none."""
+        outcome = answer_from_passages(self.request, self.engine.shown)
+        if outcome.status != "failed":
+            outcome = StrategyOutcome(
+                outcome.answer, status, f"{why}; answered from the passages read"
+            )
+        return self.end(outcome)
+
+
+def loop_graph(
+    make_request: RequestFactory, make_loop: LoopFactory
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The loop as a graph; ``make_request`` and ``make_loop`` rebuild the run's request and
+    its declared loop at every step."""
+
+    def turn(state: LoopState, runtime: Runtime[Any]) -> Command[Literal["tools", "__end__"]]:
+        """One model turn over the loop's conversation, with the strategy's tools bound."""
+        step = _Step(state, runtime, make_request, make_loop)
+        opening = [] if state.get("loop_messages") else _opening(step)
+        conversation = [*(state.get("loop_messages") or []), *opening]
+        turns = sum(isinstance(m, AIMessage) for m in conversation)
+        if turns >= step.loop.max_calls + EXTRA_TURNS:
+            return step.fallback("budget", f"tool calls continued past {step.loop.max_calls}")
         try:
-            parsed = tool.schema.model_validate(args)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in error['loc']) or 'arguments'}: {error['msg']}"
-                for error in exc.errors()[:4]
-            )
-            return ToolReply.failure(f"bad arguments for {tool.name}: {problems}")
-        self.runs[tool.name] += 1
-        return tool.run(**parsed.model_dump())
-
-
-def run_tool_loop(
-    request: StrategyRequest, session: ToolSession, system_prompt: str
-) -> StrategyOutcome:
-    """Let the request's model call the session's tools until it answers in plain text.
-
-    If the model still calls tools once the budget is spent (and the extra turns are used),
-    or answers with nothing, one answer call over the passages the tools showed ends the run.
-    """
-    model = cast(BaseChatModel, request.model)
-    try:
-        bound = model.bind_tools(session.specs())
-    except NotImplementedError:
-        return StrategyOutcome("", status="failed", detail="the model cannot call tools")
-    messages: list[BaseMessage] = [
-        SystemMessage(system_prompt),
-        HumanMessage(f"Question: {request.question}"),
-    ]
-    for _ in range(session.max_calls + EXTRA_TURNS):
+            bound = step.request.model.bind_tools(step.engine.specs())  # type: ignore[union-attr]
+        except NotImplementedError:
+            return step.end(StrategyOutcome("", "failed", "the model cannot call tools"))
         try:
-            reply = request.recorder.ask(bound, messages)
+            reply = step.request.recorder.ask(bound, conversation)
         except ModelCallError as exc:
-            return StrategyOutcome("", status="failed", detail=exc.reason)
-        messages.append(reply)
-        calls = [*reply.tool_calls, *reply.invalid_tool_calls]
-        if not calls:
-            text = reply.text.strip()
-            if text:
-                return StrategyOutcome(text)
-            return _fallback(request, session, "fallback", "empty answer")
-        messages.extend(session.answer(call) for call in calls)
-    why = f"tool calls continued past {session.max_calls}"
-    return _fallback(request, session, "budget", why)
+            return step.end(StrategyOutcome("", "failed", exc.reason))
+        if reply.tool_calls or reply.invalid_tool_calls:
+            # A fresh id: the conversation keeps every turn even if a model repeats an id.
+            kept = reply.model_copy(update={"id": None})
+            update = {**step.progress(), "loop_messages": [*opening, kept]}
+            return Command(goto="tools", update=update)
+        text = reply.text.strip()
+        if text:
+            return step.end(StrategyOutcome(text))
+        return step.fallback("fallback", "empty answer")
+
+    def tools(state: LoopState, runtime: Runtime[Any]) -> Command[Literal["turn"]]:
+        """Run the calls of the model's last turn through the tool engine."""
+        step = _Step(state, runtime, make_request, make_loop)
+        reply = state["loop_messages"][-1]
+        calls = [*getattr(reply, "tool_calls", []), *getattr(reply, "invalid_tool_calls", [])]
+        known = [
+            step.engine.tools[c["name"]].layer for c in calls if c["name"] in step.engine.tools
+        ]
+        step.engine.layer = max(known, default=0)
+        answers = [step.engine.answer(call) for call in calls]
+        return Command(goto="turn", update={**step.progress(), "loop_messages": answers})
+
+    builder = StateGraph(LoopState)
+    builder.add_node("turn", turn)
+    builder.add_node("tools", tools)
+    builder.add_edge(START, "turn")
+    return builder.compile(name="tool_loop")
 
 
-def _fallback(
-    request: StrategyRequest, session: ToolSession, status: RunStatus, why: str
-) -> StrategyOutcome:
-    """An answer written from what the tools showed when the model gave none."""
-    outcome = answer_from_passages(request, session.passages)
-    if outcome.status == "failed":
-        return outcome
-    return StrategyOutcome(outcome.answer, status, f"{why}; answered from the passages read")
+def _opening(step: _Step) -> list[AnyMessage]:
+    return [
+        SystemMessage(step.loop.system_prompt),
+        HumanMessage(f"Question: {step.request.question}"),
+    ]
+
+
+def run_tool_loop(request: StrategyRequest, loop: ToolLoop) -> StrategyOutcome:
+    """Run the loop graph for ``request`` (whose model calls the tools) and fold its steps,
+    pages and usage into the request's recorder."""
+    recorder = request.recorder
+    graph = loop_graph(lambda _state, _runtime: _fresh(request), lambda _request: loop)
+    final = graph.invoke(
+        {
+            "question": request.question,
+            "trajectory": list(recorder.steps),
+            "pages_read": dict(recorder.pages_read),
+            "usage": recorder.usage.as_dict(),
+        }
+    )
+    recorder.steps = list(final.get("trajectory") or [])
+    recorder.pages_read = dict(final.get("pages_read") or {})
+    recorder.usage = Usage(**(final.get("usage") or {}))
+    answers = [m for m in final.get("messages") or [] if isinstance(m, AIMessage)]
+    status = cast(RunStatus, final.get("status", "running"))
+    return StrategyOutcome(
+        answers[-1].text if answers else "",
+        "answered" if status == "running" else status,
+        final.get("status_detail", ""),
+    )
+
+
+def _fresh(request: StrategyRequest) -> StrategyRequest:
+    """The request with a recorder of its own for one step (the state holds what it records)."""
+    return StrategyRequest(
+        question=request.question,
+        scope=request.scope,
+        context=request.context,
+        catalog=request.catalog,
+        model=request.model,
+    )
+
+
+def _passage(item: dict[str, Any]) -> Passage:
+    return Passage(str(item["doc_id"]), tuple((int(p), str(t)) for p, t in item["segments"]))
+
+
+def _passage_json(passage: Passage) -> dict[str, Any]:
+    return {"doc_id": passage.doc_id, "segments": [[p, t] for p, t in passage.segments]}

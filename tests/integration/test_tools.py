@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from graph.recorder import Recorder
+from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog
 from store.embeddings import count_tokens
 from store.library import Library
@@ -25,8 +27,9 @@ QUERIES = [
 ]
 
 
-def _toolbox(corpus: tuple[Path, Any]) -> Toolbox:
-    return Toolbox(open_catalog(corpus[0]))
+def _tools(corpus: tuple[Path, Any]) -> ToolEngine:
+    """The seven tools behind the tool engine, with a budget no test reaches."""
+    return ToolEngine(Toolbox(open_catalog(corpus[0])).tools(), 1000, Recorder())
 
 
 def _doc(corpus: tuple[Path, Any], name: str) -> str:
@@ -34,10 +37,10 @@ def _doc(corpus: tuple[Path, Any], name: str) -> str:
 
 
 def test_search_results_stay_near_fifty_tokens_each(corpus: tuple[Path, Any]) -> None:
-    toolbox = _toolbox(corpus)
+    tools = _tools(corpus)
     per_result = []
     for query in QUERIES:
-        result = toolbox.call("search_documents", {"query": query, "limit": 5})
+        result = tools.call("search_documents", {"query": query, "limit": 5})
         assert result.ok and result.artifact["results"], query
         lines = result.text.splitlines()
         assert len(lines) == len(result.artifact["results"])
@@ -50,10 +53,10 @@ def test_search_results_stay_near_fifty_tokens_each(corpus: tuple[Path, Any]) ->
 
 
 def test_trees_of_typical_papers_fit_200_to_500_tokens(corpus: tuple[Path, Any]) -> None:
-    toolbox = _toolbox(corpus)
+    tools = _tools(corpus)
     sizes = {}
     for record in Library(corpus[0]).documents():
-        result = toolbox.call("get_document_tree", {"doc_id": record["doc_id"]})
+        result = tools.call("get_document_tree", {"doc_id": record["doc_id"]})
         assert result.ok
         sizes[record["source"].rsplit("/", 1)[-1]] = result.tokens
     print(sizes)
@@ -73,12 +76,12 @@ def test_trees_of_typical_papers_fit_200_to_500_tokens(corpus: tuple[Path, Any])
 
 
 def test_pages_come_labelled_and_capped_at_ten(corpus: tuple[Path, Any]) -> None:
-    toolbox = _toolbox(corpus)
+    tools = _tools(corpus)
     doc = _doc(corpus, "four-lectures.pdf")
-    result = toolbox.call("get_page_content", {"doc_id": doc, "pages": list(range(1, 11))})
+    result = tools.call("get_page_content", {"doc_id": doc, "pages": list(range(1, 11))})
     assert result.ok and result.pages == list(range(1, 11))
     assert result.text.count(f"=== {doc} p.") == 10
-    too_many = toolbox.call("get_page_content", {"doc_id": doc, "pages": list(range(1, 12))})
+    too_many = tools.call("get_page_content", {"doc_id": doc, "pages": list(range(1, 12))})
     assert not too_many.ok and "at most 10 pages" in too_many.text and too_many.pages == []
 
 
@@ -101,30 +104,30 @@ def test_misuse_is_answered_with_an_instructive_error(
 ) -> None:
     doc = _doc(corpus, "duplicate_media.pdf")
     args = {k: (doc if v == "DOC" else v) for k, v in args.items()}
-    result = _toolbox(corpus).call(tool, args)
+    result = _tools(corpus).call(tool, args)
     assert not result.ok
     assert expected in result.text
     assert result.text.startswith("Error: ")
 
 
 def test_images_are_listed_and_returned_as_image_blocks(corpus: tuple[Path, Any]) -> None:
-    toolbox = _toolbox(corpus)
+    tools = _tools(corpus)
     doc = _doc(corpus, "duplicate_media.pdf")
-    listed = toolbox.call("list_images", {"doc_id": doc})
+    listed = tools.call("list_images", {"doc_id": doc})
     assert listed.ok and listed.artifact["images"]
     first = listed.artifact["images"][0]
-    image = toolbox.call("get_page_image", {"doc_id": doc, "image": first["name"]})
+    image = tools.call("get_page_image", {"doc_id": doc, "image": first["name"]})
     assert image.ok and image.pages == [first["page"]]
     assert isinstance(image.content, list)
     assert image.content[1]["image_url"]["url"].startswith("data:image/")
 
 
 def test_metadata_and_within_paper_search(corpus: tuple[Path, Any]) -> None:
-    toolbox = _toolbox(corpus)
+    tools = _tools(corpus)
     doc = _doc(corpus, "2020.acl-main.447.pdf")
-    meta = toolbox.call("get_paper_metadata", {"doc_id": doc})
+    meta = tools.call("get_paper_metadata", {"doc_id": doc})
     assert meta.ok and "S2ORC" in meta.text and "cite as: Lo et al., 2020" in meta.text
-    within = toolbox.call(
+    within = tools.call(
         "search_within_paper", {"doc_id": doc, "query": "PDF parsing pipeline", "limit": 3}
     )
     assert within.ok and len(within.artifact["sections"]) == 3

@@ -76,10 +76,11 @@ def test_the_fourth_search_and_the_eleventh_call_are_refused_and_recorded() -> N
     outcome = search_and_read(request, source)
     steps = request.recorder.steps
     assert outcome.answer == "Dogs and their owners."
-    assert [t["function"]["name"] for t in model.bound] == ["search_chunks", "read_chunks"]
+    offered = [t["function"]["name"] for t in model.bound]  # the tools are bound every turn
+    assert offered == ["search_chunks", "read_chunks"] * (len(offered) // 2) and offered
     assert len(steps) == 11 and len(source.queries) == 3
     assert [s["ok"] for s in steps] == [True] * 3 + [False] + [True] * 6 + [False]
     assert "at most 3 times" in str(steps[3]["error"]) and steps[3]["layer"] == 0
-    assert "budget of 10 tool calls is spent" in str(steps[10]["error"])
+    assert "tool-call budget (10) is spent" in str(steps[10]["error"])
     assert [s["layer"] for s in steps[4:]] == [2] * 7
     assert tool_messages(model)[-1].status == "error"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.schemas import TOOL_LAYERS, TOOLS, openai_tool_specs
+from tools.schemas import TOOL_LAYERS, TOOLS, openai_tool_spec
 from tools.toolbox import HANDLERS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -17,7 +17,7 @@ def test_every_declared_tool_has_a_layer_and_a_handler() -> None:
 
 
 def test_the_model_is_offered_every_declared_tool_with_its_docstring() -> None:
-    specs = openai_tool_specs()
+    specs = [openai_tool_spec(schema) for schema in TOOLS]
     assert [s["function"]["name"] for s in specs] == [schema.__name__ for schema in TOOLS]
     assert all(s["function"]["description"] for s in specs)
 
