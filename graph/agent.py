@@ -19,7 +19,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from graph import nodes
-from graph.context import AgentContext
+from graph.context import AgentContext, ServedAgentContext
 from graph.models import agent_model
 from graph.state import AgentInput, AgentOutput, AgentState
 from graph.strategies.tool_loop import loop_graph
@@ -27,10 +27,15 @@ from graph.strategies.tool_loop import loop_graph
 
 def build_agent_graph(
     model_factory: nodes.ModelFactory = agent_model,
+    context_schema: type[AgentContext] = AgentContext,
 ) -> StateGraph[Any, Any, Any, Any]:
-    """The uncompiled agent graph; ``model_factory`` picks the chat model for a run."""
+    """The uncompiled agent graph; ``model_factory`` picks the chat model for a run,
+    ``context_schema`` what a caller may set (``ServedAgentContext`` on the server)."""
     builder = StateGraph(
-        AgentState, context_schema=AgentContext, input_schema=AgentInput, output_schema=AgentOutput
+        AgentState,
+        context_schema=context_schema,
+        input_schema=AgentInput,
+        output_schema=AgentOutput,
     )
     builder.add_node("prepare", nodes.prepare)
     builder.add_node("model_turn", nodes.make_model_turn(model_factory))  # type: ignore[call-overload]
@@ -50,8 +55,10 @@ def compile_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     model_factory: nodes.ModelFactory = agent_model,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile with a checkpointer (``graph.api``) or without one (server, evals)."""
+    """Compile with a checkpointer (``graph.api``) or without one (evals); the caller's
+    context is trusted (the server's graph is ``graph`` below)."""
     return build_agent_graph(model_factory).compile(checkpointer=checkpointer, name="agent")
 
 
-graph = compile_agent()
+graph = build_agent_graph(context_schema=ServedAgentContext).compile(name="agent")
+"""The served graph: a run's library, endpoint and model come from the server's environment."""

@@ -22,6 +22,7 @@ from langgraph.types import Command
 from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
+from graph.inputs import InvalidInput, checked_request
 from graph.models import ModelCallError, agent_model, configured_model, invoke_model
 from graph.recorder import Recorder, Usage
 from graph.state import AgentState, status_text
@@ -62,17 +63,20 @@ def allowed_tools(context: AgentContext) -> list[str]:
 
 def prepare(
     state: AgentState, runtime: Runtime[AgentContext]
-) -> Command[Literal["model_turn", "tool_loop", "strategy"]]:
-    """Open the conversation: system prompt with corpus statistics, then the question; then the
-    agent loop, a strategy's tool loop, or the ``strategy`` node for strategies that run their
-    own retrieval."""
+) -> Command[Literal["model_turn", "tool_loop", "strategy", "finish"]]:
+    """Check the input, then open the conversation: system prompt with corpus statistics, then
+    the question; then the agent loop, a strategy's tool loop, or the ``strategy`` node for
+    strategies that run their own retrieval. Input that cannot be run ends the run at once."""
     context = runtime.context
-    question = state.get("question", "").strip()
-    doc_ids = list(state.get("doc_ids") or [])
+    try:
+        request = checked_request(dict(state))
+    except InvalidInput as exc:
+        refused = {"status": "invalid", "status_detail": str(exc), "strategy": context.strategy}
+        return Command(goto="finish", update=refused)
+    question, doc_ids, filters = request.question, request.doc_ids, request.filters.scope()
     content = question
     if doc_ids:
         content += "\n\nAnswer from these documents only (doc_ids): " + ", ".join(doc_ids)
-    filters = {k: v for k, v in (state.get("filters") or {}).items() if v not in ("", None)}
     if filters:
         limits = ", ".join(f"{k}={v}" for k, v in sorted(filters.items()))
         content += f"\n\nDocument search is limited to: {limits}."
@@ -86,6 +90,9 @@ def prepare(
     # A question on an existing thread continues its conversation and trajectory; the budget
     # counters start afresh for every question.
     update: dict[str, Any] = {
+        "question": question,
+        "doc_ids": doc_ids,
+        "filters": filters,
         "messages": [*opening, HumanMessage(content, additional_kwargs=kwargs)],
         "layer": 1 if context.strategy == "no-vector" else 0,
         "model_turns": 0,
@@ -325,6 +332,9 @@ def finish(
             },
         )
     status, detail = state.get("status", "running"), state.get("status_detail", "")
+    if status == "invalid":
+        refusal = f"Not run: {detail}."
+        return Command(goto="__end__", update={"answer": refusal, "citations": []})
     if not answer:
         if status == "running":
             status, detail = "failed", "no assistant text"

@@ -14,9 +14,10 @@ from langgraph.graph.message import add_messages
 # How a run ended. "running" while it goes on; "answered": the model or the offline reader
 # answered; "budget": a budget ran out (any answer was written from what was read);
 # "fallback": the model gave no answer, one was written from the passages read; "failed": an
-# error ended the run; "needs_llm": the strategy cannot run without a model. The why is in
+# error ended the run; "needs_llm": the strategy cannot run without a model; "invalid": the
+# input was refused before anything ran (``graph.inputs``). The why is in
 # ``status_detail``.
-RunStatus = Literal["running", "answered", "budget", "fallback", "failed", "needs_llm"]
+RunStatus = Literal["running", "answered", "budget", "fallback", "failed", "needs_llm", "invalid"]
 
 
 def status_text(status: str, detail: str = "") -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from store.settings import ParserSettings, RunContext
+from store.settings import ParserSettings, RunContext, served_context
 
 STRUCTURE_MODES = ("auto", "outline", "toc", "headings", "llm")
 AUTO_ORDER = "outline (when it verifies) → printed contents (when it verifies) → headings → LLM"
@@ -48,3 +48,14 @@ class IngestContext(RunContext):
             raise ValueError(f"structure must be one of {', '.join(STRUCTURE_MODES)}")
         if self.ignore_outline and self.structure == "outline":
             raise ValueError("--structure outline cannot be combined with --ignore-outline")
+
+
+@dataclass(kw_only=True)
+class ServedIngestContext(IngestContext):
+    """The context of an ingestion on the server (the exported ``ingest`` graph): the library
+    and the LLM endpoint are the server's own, the model one the operator allows
+    (``store.settings.served_context``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        served_context(self)

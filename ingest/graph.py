@@ -3,6 +3,11 @@
 ``build_ingest_graph(with_index=False)`` stops after ``describe``: parallel CLI workers run that
 part in separate processes and hand the finished state to the parent, which owns the (single)
 Qdrant client and runs the ``index`` node itself.
+
+The exported graph is built ``confined``: its callers are the server's clients, so it starts with
+``check_input`` (sources only from the inbox, only the server's library). The CLI builds the
+same nodes without it, since its user may name any file. Confinement is chosen when the graph is
+built, never by a field of the input or the context, which a caller could set.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from ingest import nodes
-from ingest.context import IngestContext
+from ingest.context import IngestContext, ServedIngestContext
 from ingest.state import IngestInput, IngestOutput, IngestState
 
 STEPS = ("parse", "structure", "verify", "tree", "split", "summarise", "describe", "index")
@@ -30,6 +35,7 @@ def _continue_to(following: str):  # type: ignore[no-untyped-def]
 
 
 NODES = {
+    "check_input": nodes.check_input,
     "parse": nodes.parse,
     "structure": nodes.structure,
     "verify": nodes.verify,
@@ -41,15 +47,21 @@ NODES = {
 }
 
 
-def build_ingest_graph(with_index: bool = True) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """Compile the per-document pipeline; a failed or already-present document ends early."""
+def build_ingest_graph(
+    with_index: bool = True, confined: bool = False
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile the per-document pipeline; a failed or already-present document ends early.
+
+    ``confined`` puts ``check_input`` before ``parse``: a refused request ends there, failed,
+    with a one-line reason.
+    """
     builder = StateGraph(
         IngestState,
-        context_schema=IngestContext,
+        context_schema=ServedIngestContext if confined else IngestContext,
         input_schema=IngestInput,
         output_schema=IngestOutput if with_index else IngestState,
     )
-    steps = STEPS if with_index else STEPS[:-1]
+    steps = (("check_input",) if confined else ()) + (STEPS if with_index else STEPS[:-1])
     for name in steps:
         builder.add_node(name, NODES[name])  # type: ignore[call-overload]
     builder.add_edge(START, steps[0])
@@ -68,4 +80,4 @@ def build_index_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return builder.compile(name="ingest-index")
 
 
-graph = build_ingest_graph()
+graph = build_ingest_graph(confined=True)

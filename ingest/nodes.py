@@ -3,6 +3,8 @@
 Each node takes the state and the run context and returns a state update. A node that fails
 sets ``status="failed"`` with a one-line reason and removes the document's staging folder; the
 graph then ends the run, so one bad file never stops a batch and never leaves a half document.
+The served graph runs ``check_input`` first: a caller of the server may only name files in the
+inbox and write into the server's own library.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
 from ingest.verify import insert_abstract, verify_entries
 from store.chat import chat_model
 from store.library import DocumentRecord, Library, write_json
-from store.types import SectionEntry, VerificationReport, walk
+from store.settings import ServerSettings, default_library_dir
+from store.types import InvalidDocId, SectionEntry, VerificationReport, checked_doc_id, walk
 
 LOG = logging.getLogger(__name__)
 Update = dict[str, Any]
@@ -76,13 +79,52 @@ def _model(runtime: Runtime[IngestContext]) -> BaseChatModel | None:
     return chat_model(runtime.context.llm_settings())
 
 
+def input_doc_id(value: object) -> str:
+    """A caller's document id, refused in one line unless it is a plain id (never a path)."""
+    try:
+        return checked_doc_id(value)
+    except InvalidDocId as exc:
+        raise BadInputError(f"doc_id {exc}") from None
+
+
+@guarded("input")
+def check_input(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Confine a request to the served graph (the CLI, whose user names any file, skips this).
+
+    The library must be the server's own (``parse`` checks ids), and a ``source`` — a PDF path,
+    or a supplied document's label, which later replaces documents ingested from the same
+    source — must resolve inside the inbox; a relative one is taken relative to the inbox.
+    Links are resolved first, so one pointing out of the inbox is refused, and ``parse`` reads
+    the resolved path.
+    """
+    library, own = Path(runtime.context.library).resolve(), default_library_dir()
+    if library != own:
+        raise BadInputError(f"library {library} is not this server's library {own}")
+    source = state.get("source")
+    if not source:
+        if state.get("supplied"):
+            return {}
+        raise BadInputError("nothing to ingest: give a source, the path of a PDF in the inbox")
+    inbox = ServerSettings.from_env().inbox_dir(library)
+    path = (inbox / source).resolve()
+    if not path.is_relative_to(inbox):
+        raise BadInputError(
+            f"source {source!r} is outside the inbox {inbox}: put the PDF into the inbox first"
+        )
+    return {"source": str(path)}
+
+
 @guarded("parse")
 def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Hash the input, skip it if already in the library, else parse it into a staging folder."""
+    """Hash the input, skip it if already in the library, else parse it into a staging folder.
+
+    A given ``doc_id`` must be a plain id: it names the document's folder in the library.
+    """
+    requested = input_doc_id(state["doc_id"]) if state.get("doc_id") else None
     library = Library(Path(runtime.context.library)).ensure()
     supplied = state.get("supplied")
     if supplied:
-        doc_id = state.get("doc_id") or _supplied_id(supplied)
+        doc_id = requested or _supplied_id(supplied)
     else:
         path = Path(state.get("source", ""))
         if not path.is_file():

@@ -10,6 +10,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -49,6 +52,11 @@ def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
         )
     if parser == "marker":
         ensure_marker_available()
+    with openable_path(path) as readable:
+        return _parse_open(readable, parser, image_dir)
+
+
+def _parse_open(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
     doc = open_checked_pdf(path)
     try:
         if parser == "marker":
@@ -67,6 +75,25 @@ def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
         )
     finally:
         doc.close()
+
+
+@contextmanager
+def openable_path(path: Path) -> Iterator[Path]:
+    """``path``, or a UTF-8-named link to it while a file name is not valid UTF-8.
+
+    Linux file names are bytes; Python carries undecodable bytes (``caf\\xe9.pdf`` in Latin-1)
+    as surrogates, which PyMuPDF and marker cannot encode, so they would call a good file a
+    corrupt PDF. A symbolic link with a plain name in a private folder opens the same file.
+    """
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        with tempfile.TemporaryDirectory(prefix="vectree-open-") as folder:
+            link = Path(folder) / "source.pdf"
+            link.symlink_to(path.resolve())
+            yield link
+        return
+    yield path
 
 
 def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:

@@ -102,19 +102,29 @@ def discover(paths: list[Path]) -> tuple[list[Job], list[Outcome]]:
             continue
         for file in files:
             try:
-                jobs.extend(_jobs_for(file.resolve()))
+                for job in _jobs_for(file.resolve()):
+                    if isinstance(job, Outcome):
+                        problems.append(job)
+                    else:
+                        jobs.append(job)
             except IngestError as exc:
                 problems.append(Outcome(str(file), "failed", error=str(exc)))
     return jobs, problems
 
 
-def _jobs_for(path: Path) -> Iterator[Job]:
+def _jobs_for(path: Path) -> Iterator[Job | Outcome]:
+    """The job of a PDF, or one job per paper of a QASPER file (a malformed paper is a failed
+    outcome of its own: the other papers still run)."""
     if not is_qasper_file(path):
         yield Job(str(path), {"source": str(path)})
         return
     for arxiv_id, paper in load_qasper(path).items():
         source = f"{path}#{arxiv_id}"
-        document = qasper_document(arxiv_id, paper)
+        try:
+            document = qasper_document(arxiv_id, paper)
+        except IngestError as exc:
+            yield Outcome(source, "failed", error=str(exc))
+            continue
         doc_id = qasper_doc_id(arxiv_id, paper)
         yield Job(source, {"source": source, "doc_id": doc_id, "supplied": dict(document)})
 

@@ -18,7 +18,11 @@ Status = Literal["ingested", "present", "failed"]
 
 
 class IngestInput(TypedDict, total=False):
-    """What a caller provides: a PDF path, or a structured document (e.g. a QASPER paper)."""
+    """What a caller provides: a PDF path, or a structured document (e.g. a QASPER paper).
+
+    ``doc_id`` must be a plain document id (never a path). Through the server, ``source`` must
+    lie in the inbox folder (a relative path is read from there); the CLI takes any path.
+    """
 
     source: str
     doc_id: str

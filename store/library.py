@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from store.types import DocumentMetadata, PageImage, TreeNode, VerificationReport
+from store.types import (
+    DOC_ID_PATTERN,
+    MIN_PREFIX,
+    DocumentMetadata,
+    PageImage,
+    TreeNode,
+    VerificationReport,
+    checked_doc_id,
+)
 
 _STAGING_COUNTER = itertools.count()
 _VERSION_COUNTER = itertools.count()
@@ -48,8 +56,20 @@ class DocumentRecord(TypedDict):
 def write_json(path: Path, value: Any) -> None:
     """Write JSON via a temporary file and rename, so readers never see half a file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    if not text.isascii() and _has_surrogates(text):
+        # A file name that is not UTF-8 reaches us with surrogates; \u escapes keep it exact.
+        text = json.dumps(value, indent=1)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def read_json(path: Path) -> Any:
@@ -89,10 +109,14 @@ class Library:
 
     # -- reading -------------------------------------------------------------------------
     def doc_dir(self, doc_id: str) -> Path:
-        return self.docs_dir / doc_id
+        """The folder of a document: always directly inside ``docs`` (an id that is not a plain
+        document id, such as a path, raises ``InvalidDocId``)."""
+        return self.docs_dir / checked_doc_id(doc_id)
 
     def has(self, doc_id: str) -> bool:
         """Visible means the committed folder exists with its manifest."""
+        if not DOC_ID_PATTERN.fullmatch(doc_id):
+            return False
         return (self.doc_dir(doc_id) / "document.json").is_file()
 
     def documents(self) -> list[DocumentRecord]:
@@ -124,7 +148,10 @@ class Library:
         return [json.loads(line)["text"] for line in lines if line]
 
     def resolve(self, prefix: str) -> str | None:
-        """A full doc id from a unique prefix (users type the first few characters)."""
+        """A full doc id from a unique prefix of at least ``MIN_PREFIX`` characters (users
+        type the first few characters; a shorter one could name a document by accident)."""
+        if len(prefix) < MIN_PREFIX or not DOC_ID_PATTERN.fullmatch(prefix):
+            return None
         matches = [r["doc_id"] for r in self.documents() if r["doc_id"].startswith(prefix)]
         return matches[0] if len(matches) == 1 else None
 

@@ -286,3 +286,52 @@ class RunContext:
         """LLM settings from this context plus the environment (for the key)."""
         update = {"model": self.model or None, "base_url": self.base_url or None, **overrides}
         return LLMSettings.from_env().model_copy(update=update)
+
+
+# -- the served API (`vectree serve`) ------------------------------------------------------------
+@settings_dataclass(frozen=True)
+class ServerSettings:
+    """Who may call the LangGraph server and which files its ``ingest`` graph may read.
+
+    ``api_keys`` empty means an open server (local development). Each key is one caller
+    identity; the keys are kept out of the repr so they never reach a log line.
+    """
+
+    api_keys: tuple[str, ...] = field(default=(), repr=False)
+    inbox: Path | None = None
+    models: tuple[str, ...] = ()
+    """Chat models a run may choose besides the configured one (VECTREE_SERVER_MODELS)."""
+
+    @classmethod
+    def from_env(cls) -> ServerSettings:
+        """VECTREE_SERVER_KEYS (comma-separated; blanks and repeats ignored), VECTREE_INBOX and
+        VECTREE_SERVER_MODELS (comma-separated)."""
+        raw = _env("VECTREE_SERVER_KEYS") or ""
+        keys = tuple(dict.fromkeys(key.strip() for key in raw.split(",") if key.strip()))
+        models = tuple(m.strip() for m in (_env("VECTREE_SERVER_MODELS") or "").split(","))
+        return cls(
+            api_keys=keys,
+            inbox=_env_path("VECTREE_INBOX"),
+            models=tuple(dict.fromkeys(m for m in models if m)),
+        )
+
+    def inbox_dir(self, library: Path) -> Path:
+        """The folder the served ``ingest`` graph reads from: VECTREE_INBOX, else LIBRARY/inbox."""
+        return (self.inbox or Path(library) / "inbox").resolve()
+
+
+def served_context(context: RunContext) -> None:
+    """Confine a run context on the server: the library and the LLM endpoint are the
+    server's own (its environment), whatever the caller sent, so a caller can neither read
+    another library nor have the server send its key and prompts to a URL of their choosing;
+    the model must be the configured one, one on the operator's allow-list
+    (VECTREE_SERVER_MODELS), or empty (the offline reader)."""
+    own = RunContext()
+    context.library, context.base_url = own.library, own.base_url
+    allowed = tuple(dict.fromkeys(m for m in (own.model, *ServerSettings.from_env().models) if m))
+    if context.model and context.model not in allowed:
+        offered = ", ".join(allowed) or "none (this server runs offline)"
+        raise ValueError(
+            f"context.model: {context.model!r} is not offered by this server; choose one of: "
+            f"{offered}"
+        )

@@ -26,6 +26,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "QDRANT_URL",
         "VECTREE_JUDGE_MODEL",
         "VECTREE_JUDGE_BASE_URL",
+        "VECTREE_SERVER_KEYS",
+        "VECTREE_SERVER_MODELS",
+        "VECTREE_INBOX",
     ):
         monkeypatch.delenv(name, raising=False)
 

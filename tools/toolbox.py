@@ -19,7 +19,7 @@ from store.catalog import Catalog
 from store.index import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
-from store.types import walk
+from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id, walk
 from tools import formatting, schemas
 from tools.results import Tool, ToolResult, failure
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
@@ -113,9 +113,13 @@ class Toolbox:
 
     def _known_doc(self, doc_id: str) -> str | ToolResult:
         """A visible doc id, or an error naming how to get a valid one."""
+        try:
+            checked_doc_id(doc_id)
+        except InvalidDocId as exc:
+            return failure(f"{exc}.")
         if self.library.has(doc_id):
             return doc_id
-        resolved = self.library.resolve(doc_id) if len(doc_id) >= 6 else None
+        resolved = self.library.resolve(doc_id) if len(doc_id) >= MIN_PREFIX else None
         if resolved:
             return resolved
         return failure(

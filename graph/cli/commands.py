@@ -13,14 +13,16 @@ import sys
 from collections.abc import Callable
 
 from graph.cli.benchmark import add_eval_command
-from graph.cli.common import positive_int
+from graph.cli.common import CommandError, positive_int, report_error
 from graph.cli.library import cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
+from graph.inputs import InvalidInput
 from graph.strategies import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
+from store.types import InvalidDocId
 
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
 LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
@@ -179,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     try:
         return int(args.handler(args))
+    except (CommandError, InvalidInput, InvalidDocId) as exc:
+        return report_error(args, str(exc))
     except KeyboardInterrupt:
         print(
             "interrupted; re-run the same command to finish (completed work is kept)",

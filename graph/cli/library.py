@@ -80,8 +80,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     library = library_of(args)
     doc_id = resolve_doc(library, args.doc_id)
-    if doc_id is None:
-        return EXIT_ERROR
     record = library.record(doc_id)
     tree = library.tree(doc_id)
     if args.json:
@@ -113,8 +111,6 @@ def _print_nodes(nodes: list[Any], depth: int) -> None:
 def cmd_remove(args: argparse.Namespace) -> int:
     library = library_of(args)
     doc_id = resolve_doc(library, args.doc_id)
-    if doc_id is None:
-        return EXIT_ERROR
     open_catalog(library.root).remove(doc_id)
     if args.json:
         print_json({"removed": doc_id})

@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from graph.api import ask
-from graph.cli.common import EXIT_ERROR, EXIT_OK, library_of, print_json, resolve_doc
+from graph.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    CommandError,
+    library_of,
+    print_json,
+    resolve_doc,
+)
 from graph.context import AgentContext
+from graph.inputs import checked_request
 from graph.state import Step, status_text
 from graph.trajectory.adherence import LAYER_NAMES, summary_line
 from graph.trajectory.checkpoints import (
@@ -44,13 +52,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
     library = library_of(args)
     doc_ids = []
     for wanted in args.doc or []:
-        resolved = resolve_doc(library, wanted)
-        if resolved is None:
-            return EXIT_ERROR
-        doc_ids.append(resolved)
-    context = AgentContext(
-        library=str(library.root), gates=not args.no_gates, strategy=args.strategy
-    )
+        doc_ids.append(resolve_doc(library, wanted))
+    checked_request({"question": args.question, "doc_ids": doc_ids})
+    try:
+        context = AgentContext(
+            library=str(library.root), gates=not args.no_gates, strategy=args.strategy
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     thread_id = args.thread or uuid.uuid4().hex[:12]
     if not args.json:
         print(f"thread {thread_id}", file=sys.stderr)

@@ -4,6 +4,10 @@ The server is `langgraph dev` on this project's langgraph.json, started with the
 VECTREE_HOME. Its own run data (the in-memory runtime's files) and its log live in
 LIBRARY/server/, never in the project folder; checkpoints go to LIBRARY/checkpoints.sqlite
 through the persistent checkpointer named in langgraph.json, so threads survive restarts.
+
+Who may call it is decided by ``graph.server_auth`` (API keys from VECTREE_SERVER_KEYS, one
+owner per key); the served ``ingest`` graph reads PDFs only from the inbox folder. Blocking
+calls on the server's event loop are errors (``langgraph dev`` runs its blocking-call detector).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 from pathlib import Path
 
 from graph.cli.common import EXIT_ERROR, library_of
+from store.settings import ServerSettings
 
 STUDIO_URL = "https://smith.langchain.com/studio/?baseUrl=http://{host}:{port}"
 
@@ -30,8 +35,8 @@ def project_config() -> Path | None:
 def server_config(config: Path, workdir: Path) -> Path:
     """A copy of langgraph.json whose relative paths are made absolute.
 
-    `langgraph dev` resolves the checkpointer path against its working directory, and the
-    server runs inside the library (so its run data stays out of the project).
+    `langgraph dev` resolves the checkpointer, auth and HTTP app paths against its working
+    directory, and the server runs inside the library (so its run data stays out of the project).
     """
     root = config.parent
     data = json.loads(config.read_text())
@@ -41,8 +46,9 @@ def server_config(config: Path, workdir: Path) -> Path:
 
     data["dependencies"] = [absolute(dep) for dep in data.get("dependencies", [])]
     data["graphs"] = {name: absolute(spec) for name, spec in data["graphs"].items()}
-    if "checkpointer" in data:
-        data["checkpointer"]["path"] = absolute(data["checkpointer"]["path"])
+    for section, key in (("checkpointer", "path"), ("auth", "path"), ("http", "app")):
+        if key in data.get(section, {}):
+            data[section][key] = absolute(data[section][key])
     if "env" in data and isinstance(data["env"], str):
         data["env"] = absolute(data["env"])
     target = workdir / "langgraph.json"
@@ -71,8 +77,22 @@ def serve_command(config: Path, port: int, host: str) -> list[str]:
         host,
         "--port",
         str(port),
-        "--allow-blocking",
     ]
+
+
+def announce_access(settings: ServerSettings) -> None:
+    """Say who may call the server: a warning on stderr when it is open (no keys)."""
+    count = len(settings.api_keys)
+    if count == 0:
+        print(
+            "warning: VECTREE_SERVER_KEYS is not set: the server runs without API keys and "
+            "anyone who can reach it may call it (local development only)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return
+    plural = "" if count == 1 else "s"
+    print(f"  access: {count} API key{plural} configured (send the x-api-key header)", flush=True)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -96,16 +116,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     port = command[command.index("--port") + 1]
+    settings = ServerSettings.from_env()
+    inbox = settings.inbox_dir(library)
+    inbox.mkdir(parents=True, exist_ok=True)
     print(
         f"LangGraph server for library {library}\n"
         f"  API:    http://{args.host}:{port}\n"
         f"  Studio: {STUDIO_URL.format(host=args.host, port=port)}\n"
+        f"  inbox:  {inbox} (the ingest graph reads PDFs only from here)\n"
         f"  log:    {workdir / 'server.log'}",
         flush=True,
     )
+    announce_access(settings)
     log = os.open(workdir / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir(workdir)
-    os.execve(command[0], command, {**os.environ, "VECTREE_HOME": str(library)})
+    environment = {**os.environ, "VECTREE_HOME": str(library), "VECTREE_INBOX": str(inbox)}
+    os.execve(command[0], command, environment)
     return EXIT_ERROR  # not reached: execve replaces the process

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
+from evals.bench_serve import stop as stop_server
 from graph.cli import main
 from graph.cli.library import demo_corpus
 from graph.cli.serve import free_port
@@ -30,8 +30,11 @@ QUESTION = "How many academic papers does the S2ORC corpus contain?"
 STARTUP_SECONDS = 150
 
 
-def start_server(library: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`vectree serve` on a free port; returns the process (the server itself) and its URL."""
+def start_server(
+    library: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`vectree serve` on a free port (with ``env`` added to the environment); returns the
+    process (the server itself) and its URL."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -45,6 +48,7 @@ def start_server(library: Path) -> tuple[subprocess.Popen[bytes], str]:
             str(port),
         ],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -63,17 +67,6 @@ def start_server(library: Path) -> tuple[subprocess.Popen[bytes], str]:
     stop_server(process)
     log = (library / "server" / "server.log").read_text()[-3000:]
     pytest.fail(f"server did not start on {url}:\n{log}")
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server by its PID (its process group, in case it spawned workers)."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -125,12 +125,13 @@ def test_hide_replaces_an_older_trashed_copy(tmp_path: Path) -> None:
 
 def test_resolve_and_by_source(tmp_path: Path) -> None:
     library = Library(tmp_path / "lib").ensure()
-    library.commit(stage(library, "abc111", "One", source="x.pdf"), "abc111")
-    library.commit(stage(library, "abd222", "Two", source="y.pdf"), "abd222")
-    assert library.resolve("abc") == "abc111"
-    assert library.resolve("ab") is None  # ambiguous
-    assert library.resolve("zzz") is None
-    assert library.by_source("y.pdf") == ["abd222"]
+    library.commit(stage(library, "abc111aa", "One", source="x.pdf"), "abc111aa")
+    library.commit(stage(library, "abc111bb", "Two", source="y.pdf"), "abc111bb")
+    assert library.resolve("abc111a") == "abc111aa"
+    assert library.resolve("abc111") is None  # ambiguous
+    assert library.resolve("abc11") is None  # shorter than MIN_PREFIX
+    assert library.resolve("zzzzzz") is None
+    assert library.by_source("y.pdf") == ["abc111bb"]
     assert library.by_source("nope.pdf") == []
 
 

@@ -30,7 +30,7 @@ def test_cli_choices_and_context_values_come_from_the_registry() -> None:
     assert ask.strategy == STRATEGY_NAMES[-1]
     with pytest.raises(SystemExit):
         build_parser().parse_args(["ask", "q", "--strategy", "not-a-strategy"])
-    with pytest.raises(ValueError, match="strategy must be one of"):
+    with pytest.raises(ValueError, match="is not a strategy; choose one of"):
         AgentContext(library="x", strategy="not-a-strategy")
     assert all(name in STRATEGY_HELP for name in STRATEGY_NAMES)
 

@@ -303,7 +303,9 @@ def test_the_fourth_search_and_the_eleventh_call_are_refused_and_recorded() -> N
     assert "at most 3 times" in str(steps[3]["error"]) and steps[3]["layer"] == 1
     assert "tool-call budget (10) is spent" in str(steps[10]["error"])
     refused = tool_messages(model)[-1]
-    assert refused.status == "error" and str(refused.content).startswith("Error: the tool-call budget")
+    assert refused.status == "error" and str(refused.content).startswith(
+        "Error: the tool-call budget"
+    )
 
 
 def test_malformed_unknown_and_invalid_calls_get_instructive_errors() -> None:

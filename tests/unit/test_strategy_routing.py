@@ -23,7 +23,7 @@ def test_every_strategy_is_either_a_loop_ablation_or_has_a_runner() -> None:
     loop = {s for s in STRATEGY_NAMES if AgentContext(library="x", strategy=s).uses_agent_loop}
     assert loop == {"vectree", "no-tree", "no-vector", "no-gates"}
     assert set(STRATEGY_NAMES) - loop == {s for s, spec in STRATEGIES.items() if spec.runner}
-    with pytest.raises(ValueError, match="strategy must be one of"):
+    with pytest.raises(ValueError, match="is not a strategy; choose one of"):
         AgentContext(library="x", strategy="magic")
 
 
