@@ -7,8 +7,10 @@ With ``workers > 1`` the CPU-heavy nodes (parse … describe) run in separate pr
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -161,6 +163,10 @@ def ingest_paths(
     return report
 
 
+PARENT_POLL_S = 0.5
+"""How often a worker checks that the batch that started it still runs."""
+
+
 def _run_jobs(jobs: list[Job], context: IngestContext, workers: int) -> Iterator[Outcome]:
     index_graph = build_index_graph()
     if workers <= 1:
@@ -170,7 +176,9 @@ def _run_jobs(jobs: list[Job], context: IngestContext, workers: int) -> Iterator
             yield _finish(job, state, index_graph, context, started)
         return
     spawn = multiprocessing.get_context("spawn")  # no fork after ONNX/Qdrant threads started
-    with ProcessPoolExecutor(max_workers=workers, mp_context=spawn) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=spawn, initializer=watch_parent, initargs=(os.getpid(),)
+    ) as pool:
         submitted: dict[Future[dict[str, Any]], tuple[Job, float]] = {
             pool.submit(_prepare, job.graph_input, context): (job, time.perf_counter())
             for job in jobs
@@ -183,6 +191,19 @@ def _run_jobs(jobs: list[Job], context: IngestContext, workers: int) -> Iterator
                 yield Outcome(job.source, "failed", error=f"worker crashed: {exc}")
                 continue
             yield _finish(job, state, index_graph, context, started)
+
+
+def watch_parent(parent: int) -> None:
+    """Worker initializer: end this worker as soon as its parent is gone (killed with -9, the
+    parent cannot tell it to stop), so no worker outlives a batch; the next batch removes the
+    staging folders they left (``Catalog.reconcile``)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _finish(
