@@ -3,19 +3,30 @@
 Each run is recorded under its thread id in the library's SQLite checkpointer, so its
 trajectory can be read back afterwards (``graph.trajectory``, ``vectree trace``). The command
 line and the benchmarks both ask through here.
+
+A run records the pid of its process in its checkpoints' metadata, so a run whose process was
+killed shows as ``interrupted`` (``graph.trajectory.checkpoints.run_status``); a run that raises
+records status ``failed`` with the reason before the error reaches the caller.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import AgentContext
 from graph.state import Step
-from graph.trajectory.checkpoints import sqlite_checkpointer
+from graph.trajectory.checkpoints import OWNER_PID, sqlite_checkpointer
+
+
+class RunFailedError(RuntimeError):
+    """A run raised. Its thread records status ``failed`` with the reason, so it never lists as
+    running; the message is the one line to show (it names the thread)."""
 
 
 def ask(
@@ -29,19 +40,37 @@ def ask(
     """Run one question through the checkpointed agent; returns the final state values.
 
     An existing ``thread_id`` continues that thread. ``on_step`` sees every tool call as soon
-    as the run has made it.
+    as the run has made it. A run that raises ends as ``RunFailedError``, recorded as failed.
     """
     from graph.agent import compile_agent
 
     graph = compile_agent(sqlite_checkpointer(library_root))
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id},
+        "metadata": {OWNER_PID: os.getpid()},
+    }
     shown = 0
     inputs: dict[str, Any] = {"question": question, "doc_ids": doc_ids}
-    for chunk in graph.stream(inputs, config, context=context, stream_mode="updates"):
-        for update in chunk.values():
-            steps = (update or {}).get("trajectory") or []
-            for step in steps[shown:]:
-                if on_step is not None:
-                    on_step(step)
-            shown = max(shown, len(steps))
+    try:
+        for chunk in graph.stream(inputs, config, context=context, stream_mode="updates"):
+            for update in chunk.values():
+                steps = (update or {}).get("trajectory") or []
+                for step in steps[shown:]:
+                    if on_step is not None:
+                        on_step(step)
+                shown = max(shown, len(steps))
+    except Exception as exc:
+        raise _record_failure(graph, config, exc) from exc
     return dict(graph.get_state(config).values)
+
+
+def _record_failure(
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig, exc: Exception
+) -> RunFailedError:
+    """End the thread's run as ``failed`` with the reason (as if ``finish`` had run, so no node
+    is left pending) and return the error to raise."""
+    detail = f"{type(exc).__name__}: {exc}".splitlines()[0].rstrip(": ")
+    ended = {"status": "failed", "status_detail": detail, "answer": "", "citations": []}
+    graph.update_state(config, ended, as_node="finish")
+    thread_id = config["configurable"]["thread_id"]
+    return RunFailedError(f"the run failed (thread {thread_id}): {detail}")

@@ -20,8 +20,9 @@ class ModelCallError(RuntimeError):
     """A chat-model call failed; ``reason`` is the one line a run's status detail carries."""
 
     def __init__(self, exc: BaseException) -> None:
-        first_line = str(exc).splitlines()[0] if str(exc) else ""
-        self.reason = f"the model call failed: {type(exc).__name__}: {first_line}".rstrip(": ")
+        from store.endpoint import failure_line  # loads the openai SDK: only once a call failed
+
+        self.reason = failure_line(exc)
         super().__init__(self.reason)
 
 

@@ -311,7 +311,11 @@ def write_artefacts(state: IngestState, runtime: Runtime[IngestContext]) -> Path
 
 @guarded("index")
 def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Write artefacts, index the entries, then publish the document atomically."""
+    """Write artefacts, index the entries, then publish the document atomically.
+
+    Publishing holds the library's write lock (at no cost inside a CLI batch, which holds it
+    already), so a served ingestion and a CLI writer never change the library at once.
+    """
     from store.catalog import open_catalog
     from store.entries import document_entries
 
@@ -320,9 +324,10 @@ def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     entries = document_entries(
         state["doc_id"], state["metadata"], state["tree"], len(state["pages"])
     )
-    catalog.publish(state["doc_id"], staging, entries)
-    if state.get("source"):
-        catalog.replace_older_versions(state["doc_id"], state["source"])
-    if not runtime.context.keep_index_open:
-        catalog.index.close()  # let other processes (CLI, server) open the local index
+    with catalog.writing("ingest graph"):
+        catalog.publish(state["doc_id"], staging, entries)
+        if state.get("source"):
+            catalog.replace_older_versions(state["doc_id"], state["source"])
+        if not runtime.context.keep_index_open:
+            catalog.index.close()  # let other processes (CLI, server) open the local index
     return {"status": "ingested", "index_entries": len(entries)}

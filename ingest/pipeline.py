@@ -6,9 +6,11 @@ With ``workers > 1`` the CPU-heavy nodes (parse … describe) run in separate pr
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import resource
+import signal
 import sys
 import threading
 import time
@@ -25,6 +27,8 @@ from ingest.errors import IngestError
 from ingest.graph import build_index_graph, build_ingest_graph
 from ingest.qasper import is_qasper_file, load_qasper, qasper_doc_id, qasper_document
 from store.catalog import open_catalog
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -141,24 +145,29 @@ def ingest_paths(
 ) -> BatchReport:
     """Ingest files and folders into ``context.library``; never raises for a bad input.
 
-    The local index stays open for the whole batch (reopening it per document would reload
-    it each time) and is released at the end, so readers in other processes can load it.
+    The batch holds the library's write lock throughout (a second writer waits, then says
+    who holds it). The local index stays open for the whole batch (reopening it per document
+    would reload it each time), is lent to readers of other processes that wait for it
+    between two writes, and is released at the end.
     """
     started = time.perf_counter()
     context = replace(context, keep_index_open=True)
     jobs, problems = discover(paths)
     report = BatchReport(outcomes=list(problems), workers=workers)
     catalog = open_catalog(Path(context.library))
-    catalog.reconcile()
-    bar = tqdm(total=len(jobs), unit="doc", desc="ingest", disable=not progress, file=sys.stderr)
-    try:
-        for outcome in _run_jobs(jobs, context, workers):
-            report.outcomes.append(outcome)
-            bar.set_postfix_str(f"{Path(outcome.source).name[:30]} {outcome.status}")
-            bar.update(1)
-    finally:
-        bar.close()
-        catalog.index.close()
+    with catalog.writing("vectree ingest"), catalog.index.lending_to_readers():
+        catalog.reconcile()
+        bar = tqdm(
+            total=len(jobs), unit="doc", desc="ingest", disable=not progress, file=sys.stderr
+        )
+        try:
+            for outcome in _run_jobs(jobs, context, workers):
+                report.outcomes.append(outcome)
+                bar.set_postfix_str(f"{Path(outcome.source).name[:30]} {outcome.status}")
+                bar.update(1)
+        finally:
+            bar.close()
+            catalog.index.close()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -198,12 +207,34 @@ def watch_parent(parent: int) -> None:
     parent cannot tell it to stop), so no worker outlives a batch; the next batch removes the
     staging folders they left (``Catalog.reconcile``)."""
 
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the kernel was asked to tell us
+        os._exit(1)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(PARENT_POLL_S)
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """On Linux, ask the kernel to SIGKILL this process when its parent dies: a polling thread
+    alone can be starved for seconds while a parser holds the GIL. Elsewhere the thread in
+    ``watch_parent`` is the only guard."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        LOG.debug("prctl(PR_SET_PDEATHSIG) unavailable; relying on the parent watch thread")
 
 
 def _finish(

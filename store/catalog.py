@@ -9,16 +9,33 @@ from __future__ import annotations
 
 import shutil
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.entries import IndexEntry
+from store.entries import IndexEntry, stored_entries
 from store.index import StructuralIndex
 from store.library import Library
+from store.locks import write_lock
 from store.settings import IndexSettings
 
 _OPEN: dict[Path, Catalog] = {}
 _LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """What interrupted runs left behind: found by ``Catalog.unfinished`` (which ``vectree
+    check`` reports) and finished or undone by ``Catalog.reconcile``."""
+
+    staging: list[Path]
+    """Staging folders whose writer is gone."""
+    trash: list[str]
+    """Documents hidden for removal whose removal did not finish."""
+    unpublished: list[str]
+    """Visible documents whose points were never marked committed."""
+    orphaned: list[str]
+    """Uncommitted points of documents that never became visible."""
 
 
 @dataclass
@@ -28,6 +45,12 @@ class Catalog:
     library: Library
     index: StructuralIndex
 
+    def writing(self, command: str) -> AbstractContextManager[None]:
+        """The library's write lock (``store.locks``), held for a whole ``command`` that
+        changes the library; taken before the index is opened for writing, it waits
+        VECTREE_WRITE_WAIT for another writer, then fails in one line naming it."""
+        return write_lock(self.library.root, command, self.index.settings.write_wait_s)
+
     def publish(self, doc_id: str, staging: Path, entries: list[IndexEntry]) -> None:
         """Index entries (hidden), make the folder visible, then make the entries searchable."""
         self.index.upsert_document(doc_id, entries)
@@ -36,12 +59,20 @@ class Catalog:
         self.library.bump_index_version()
 
     def remove(self, doc_id: str) -> bool:
-        """Delete a document completely: hide its folder, drop its points, delete the files."""
-        hidden = self.library.hide(doc_id)
+        """Delete a document completely: hide its folder, drop its points, delete the files.
+
+        The index is opened first, so a removal that cannot reach it changes nothing. One cut
+        short after hiding the folder leaves the document in the trash; removing the same id
+        again (or the next ``reconcile``) finishes it. Returns whether there was anything to
+        remove.
+        """
+        _ = self.index.client  # open it (waiting for the folder) before touching anything
+        present = self.library.has(doc_id) or doc_id in self.library.trashed()
+        self.library.hide(doc_id)
         self.index.delete_document(doc_id)
         self.library.bump_index_version()
         self.library.purge_trash(doc_id)
-        return hidden is not None
+        return present
 
     def replace_older_versions(self, doc_id: str, source: str) -> list[str]:
         """A changed file replaces what was ingested from the same source before."""
@@ -50,30 +81,55 @@ class Catalog:
             self.remove(other)
         return older
 
+    def reindex(self, doc_id: str) -> int:
+        """Restore a visible document's index entries from its (sound) files, searchable at
+        once; returns how many were written."""
+        entries = stored_entries(self.library, doc_id)
+        self.index.upsert_document(doc_id, entries)
+        self.index.mark_committed(doc_id)
+        self.library.bump_index_version()
+        return len(entries)
+
+    def quarantine(self, doc_id: str) -> Path:
+        """Take a damaged document out of use without losing it: its folder moves to
+        ``quarantine/`` (invisible from that instant), its points and derived caches go."""
+        target = self.library.quarantine(self.library.doc_dir(doc_id))
+        self.index.delete_document(doc_id)
+        self.library.forget_derived(doc_id)
+        self.library.bump_index_version()
+        return target
+
+    def unfinished(self) -> Unfinished:
+        """What interrupted runs left behind, without changing anything."""
+        trash = self.library.trashed()
+        # A trashed document's points all go with its removal, committed or not.
+        uncommitted = sorted(self.index.doc_ids(committed=False) - set(trash))
+        return Unfinished(
+            staging=self.library.abandoned_staging(),
+            trash=trash,
+            unpublished=[d for d in uncommitted if self.library.has(d)],
+            orphaned=[d for d in uncommitted if not self.library.has(d)],
+        )
+
     def reconcile(self) -> dict[str, int]:
         """Undo or finish the work of interrupted runs; returns what was repaired."""
-        stale = self.library.abandoned_staging()
-        for folder in stale:
+        left = self.unfinished()
+        for folder in left.staging:
             shutil.rmtree(folder, ignore_errors=True)
-        trashed = self.library.trashed()
-        for doc_id in trashed:
+        for doc_id in left.trash:
             self.index.delete_document(doc_id)
             self.library.purge_trash(doc_id)
-        finished = orphaned = 0
-        for doc_id in self.index.doc_ids(committed=False):
-            if self.library.has(doc_id):
-                self.index.mark_committed(doc_id)
-                finished += 1
-            else:
-                self.index.delete_document(doc_id)
-                orphaned += 1
-        if trashed or finished or orphaned:
+        for doc_id in left.unpublished:
+            self.index.mark_committed(doc_id)
+        for doc_id in left.orphaned:
+            self.index.delete_document(doc_id)
+        if left.trash or left.unpublished or left.orphaned:
             self.library.bump_index_version()
         return {
-            "staging": len(stale),
-            "trash": len(trashed),
-            "finished": finished,
-            "orphaned": orphaned,
+            "staging": len(left.staging),
+            "trash": len(left.trash),
+            "finished": len(left.unpublished),
+            "orphaned": len(left.orphaned),
         }
 
 

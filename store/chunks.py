@@ -319,12 +319,14 @@ class ChunkStore:
 
     def ensure(self, doc_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> int:
         """Chunk, embed and write every listed document not yet in the store; returns how
-        many were added. ``progress`` is told after each document."""
+        many were added. ``progress`` is told after each document. Writing holds the
+        library's write lock, like every other writer of the index."""
         with _BUILD_LOCK:
             todo = self.missing(list(doc_ids))
             if not todo:
                 return 0
-            self.catalog.index.read_snapshot(lambda client: self._write(client, todo, progress))
+            with self.catalog.writing("building chunk stores"):
+                self.catalog.index.read_snapshot(lambda client: self._write(client, todo, progress))
             return len(todo)
 
     def _write(

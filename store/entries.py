@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from store.library import Library
 from store.types import DocumentMetadata, TreeNode
 
 
@@ -62,3 +63,11 @@ def document_entries(
             )
         )
     return entries
+
+
+def stored_entries(library: Library, doc_id: str) -> list[IndexEntry]:
+    """A visible document's entries rebuilt from its files, exactly as ingestion made them from
+    the same values, so lost index points can be restored without parsing the PDF again."""
+    return document_entries(
+        doc_id, library.metadata(doc_id), library.tree(doc_id), library.record(doc_id)["pages"]
+    )

@@ -8,17 +8,23 @@ document; ``reconcile`` finishes or undoes whatever an interrupted run left behi
 
 from __future__ import annotations
 
+import functools
+import logging
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from qdrant_client import QdrantClient, models
 
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import IndexEntry
+from store.locks import POLL_S, LibraryBusyError, describe_holder, readers_waiting, waiting_reader
 from store.settings import IndexSettings
 
 DENSE = "dense"
@@ -26,7 +32,9 @@ SPARSE = "bm25"
 POINT_NAMESPACE = uuid.UUID("5b1d3c52-3f8e-4d8a-9a57-2b8f1f0c9e11")
 UPSERT_BATCH = 64
 LOCK_WAIT_S = 10.0
+LOG = logging.getLogger(__name__)
 T = TypeVar("T")
+P = ParamSpec("P")
 PAYLOAD_INDEXES = {
     "doc_id": models.PayloadSchemaType.KEYWORD,
     "entry_type": models.PayloadSchemaType.KEYWORD,
@@ -41,13 +49,27 @@ class IndexMismatchError(RuntimeError):
     """The collection was built with another embedding model than the one configured."""
 
 
-class IndexLockedError(RuntimeError):
+class IndexLockedError(LibraryBusyError):
     """Another process holds the local-mode index folder."""
 
 
 def point_id(doc_id: str, key: str) -> str:
     """Stable point id per (document, entry), so re-writes replace rather than duplicate."""
     return str(uuid.uuid5(POINT_NAMESPACE, f"{doc_id}:{key}"))
+
+
+def _exclusive(
+    method: Callable[Concatenate[StructuralIndex, P], T],
+) -> Callable[Concatenate[StructuralIndex, P], T]:
+    """Run an index method under the index's lock, so ``lending_to_readers`` never closes the
+    client in the middle of it (only between two calls)."""
+
+    @functools.wraps(method)
+    def run(self: StructuralIndex, *args: P.args, **kwargs: P.kwargs) -> T:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class StructuralIndex:
@@ -57,19 +79,70 @@ class StructuralIndex:
         self.settings = settings
         self.local_path = local_path
         self.collection = settings.collection
+        self._lock = threading.RLock()
 
     @cached_property
     def client(self) -> QdrantClient:
         if self.settings.qdrant_url:
             return QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
+        return self._open_local(reader=False)
+
+    def _open_local(self, reader: bool) -> QdrantClient:
+        """Open the local folder, waiting up to LOCK_WAIT_S while another process holds it
+        (said once, as a warning naming the library's writer), then IndexLockedError.
+
+        A reader marks itself waiting (``store.locks.waiting_reader``), so a batch holding the
+        folder between writes lets go of it; a writer gives waiting readers the first turn.
+        """
         self.local_path.mkdir(parents=True, exist_ok=True)
+        root = self.local_path.parent  # the library folder, which holds the locks
+        deadline = time.monotonic() + LOCK_WAIT_S
+        told = False
+        with waiting_reader(root) if reader else nullcontext():
+            while True:
+                late = time.monotonic() > deadline
+                # A writer lets waiting readers go first, until its own wait runs out.
+                if reader or late or not readers_waiting(root):
+                    try:
+                        return QdrantClient(path=str(self.local_path))
+                    except RuntimeError as exc:
+                        if late:
+                            raise IndexLockedError(
+                                f"the index in {self.local_path} is held by "
+                                f"{describe_holder(root)} (waited {LOCK_WAIT_S:.0f} s); try "
+                                "again when it finishes, or run a Qdrant server (QDRANT_URL)"
+                            ) from exc
+                        if not told:
+                            LOG.warning(
+                                "waiting for %s holding %s…", describe_holder(root), self.local_path
+                            )
+                            told = True
+                time.sleep(POLL_S)
+
+    @contextmanager
+    def lending_to_readers(self) -> Iterator[None]:
+        """For a writer keeping the local folder open across many writes (an ingest batch):
+        while the block runs, close the client whenever a reader waits for the folder, between
+        two index calls; the next call opens it again. A reader in another process so waits one
+        write at most, and a batch no reader waits for keeps its client (reopening loads the
+        whole index)."""
+        if self.settings.qdrant_url:
+            yield
+            return
+        stop = threading.Event()
+        lender = threading.Thread(target=self._lend, args=(stop,), name="index-lender", daemon=True)
+        lender.start()
         try:
-            return QdrantClient(path=str(self.local_path))
-        except RuntimeError as exc:
-            raise IndexLockedError(
-                f"the index in {self.local_path} is open in another process (Qdrant local mode "
-                "allows one); stop it, or run a Qdrant server and set QDRANT_URL"
-            ) from exc
+            yield
+        finally:
+            stop.set()
+            lender.join()
+
+    def _lend(self, stop: threading.Event) -> None:
+        while not stop.wait(POLL_S):
+            with self._lock:
+                if "client" in self.__dict__ and readers_waiting(self.local_path.parent):
+                    self.close()
 
     @cached_property
     def _cache_dir(self) -> Path:
@@ -80,35 +153,27 @@ class StructuralIndex:
 
         Local mode admits one client per folder, so a long-lived reader (the LangGraph server)
         would lock out the CLI. Readers that load a snapshot therefore open the folder, read and
-        close; a writer holding the lock delays them up to LOCK_WAIT_S, then IndexLockedError.
+        close; a writer holding the folder delays them by one write (an ingest batch lends it
+        to waiting readers between writes) and at most LOCK_WAIT_S, then IndexLockedError.
         A client this process already holds (e.g. while ingesting) is reused.
         """
-        if self.settings.qdrant_url or "client" in self.__dict__:
-            return read(self.client)
-        self.local_path.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + LOCK_WAIT_S
-        while True:
-            try:
-                client = QdrantClient(path=str(self.local_path))
-                break
-            except RuntimeError as exc:
-                if time.monotonic() > deadline:
-                    raise IndexLockedError(
-                        f"the index in {self.local_path} is being written by another process; "
-                        "try again when it finishes, or use a Qdrant server (QDRANT_URL)"
-                    ) from exc
-                time.sleep(0.2)
+        with self._lock:
+            if self.settings.qdrant_url or "client" in self.__dict__:
+                return read(self.client)
+        client = self._open_local(reader=True)
         try:
             return read(client)
         finally:
             client.close()
 
+    @_exclusive
     def close(self) -> None:
         if "client" in self.__dict__:
             self.client.close()
             del self.__dict__["client"]
 
     # -- collection ----------------------------------------------------------------------
+    @_exclusive
     def ensure_collection(self) -> None:
         """Create the collection on first use; refuse to mix embedding models."""
         if self.client.collection_exists(self.collection):
@@ -156,6 +221,7 @@ class StructuralIndex:
         return models.SparseVector(indices=vector.indices.tolist(), values=vector.values.tolist())
 
     # -- writing -------------------------------------------------------------------------
+    @_exclusive
     def upsert_document(self, doc_id: str, entries: list[IndexEntry]) -> int:
         """Write a document's entries, not yet searchable (``committed=false``)."""
         self.ensure_collection()
@@ -173,12 +239,14 @@ class StructuralIndex:
             self.client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)
         return len(points)
 
+    @_exclusive
     def mark_committed(self, doc_id: str) -> None:
         """Make a document's entries searchable (after its folder became visible)."""
         self.client.set_payload(
             self.collection, {"committed": True}, points=_doc_filter(doc_id), wait=True
         )
 
+    @_exclusive
     def delete_document(self, doc_id: str) -> None:
         """Drop a document's points here and in the derived chunk collections
         (``<collection>__<scheme>_chunks``)."""
@@ -192,6 +260,7 @@ class StructuralIndex:
                 self.client.delete(name, points_selector=_doc_filter(doc_id), wait=True)
 
     # -- reading -------------------------------------------------------------------------
+    @_exclusive
     def count(self, doc_id: str | None = None, committed_only: bool = True) -> int:
         if not self.client.collection_exists(self.collection):
             return 0
@@ -201,14 +270,28 @@ class StructuralIndex:
         result = self.client.count(self.collection, count_filter=models.Filter(must=conditions))
         return int(result.count)
 
+    @property
+    def location(self) -> str:
+        """Where the entries live, as a user would look for them: the local folder, or the
+        server's collection URL."""
+        if self.settings.qdrant_url:
+            return f"{self.settings.qdrant_url.rstrip('/')}/collections/{self.collection}"
+        return str(self.local_path)
+
     def doc_ids(self, committed: bool | None = None) -> set[str]:
         """Distinct doc ids in the index, optionally by commit state (paged scroll)."""
+        return set(self.point_counts(committed))
+
+    @_exclusive
+    def point_counts(self, committed: bool | None = None) -> Counter[str]:
+        """Points per doc id, optionally by commit state, in one paged scroll (a count query
+        per document would scan the collection once per document)."""
+        found: Counter[str] = Counter()
         if not self.client.collection_exists(self.collection):
-            return set()
+            return found
         flt = (
             models.Filter(must=[_match("committed", committed)]) if committed is not None else None
         )
-        found: set[str] = set()
         offset: Any = None
         while True:
             points, offset = self.client.scroll(

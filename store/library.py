@@ -9,15 +9,19 @@ Layout (all under the library root)::
     docs/<doc_id>/metadata.json, verification.json
     staging/<doc_id>.<pid>.<n>/   a document being written (never visible)
     trash/<doc_id>/               a document being removed (never visible)
+    quarantine/<doc_id>/          a damaged document moved aside by ``vectree check --repair``
     qdrant/                       the local-mode index
+    checkpoints.sqlite            the agent's recorded threads
 
 A document becomes visible by one atomic rename of its finished staging folder into ``docs/``.
+A file that cannot be read raises :class:`DamagedFile`, which names the file and the remedy.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import shutil
 import time
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from store.locks import process_alive
 from store.types import (
     DOC_ID_PATTERN,
     MIN_PREFIX,
@@ -35,8 +40,22 @@ from store.types import (
     checked_doc_id,
 )
 
+LOG = logging.getLogger(__name__)
+CHECKPOINT_FILE = "checkpoints.sqlite"
 _STAGING_COUNTER = itertools.count()
 _VERSION_COUNTER = itertools.count()
+_WARNED: set[Path] = set()
+
+
+class DamagedFile(ValueError):
+    """A library file that exists but cannot be used (truncated, not JSON, not the shape its
+    readers need). The message names the file and what to do, so a user never has to map a
+    bare ``JSONDecodeError`` back to one of thousands of files."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path} is damaged ({problem}): run `vectree check --repair`")
+        self.path = path
+        self.problem = problem
 
 
 class DocumentRecord(TypedDict):
@@ -73,7 +92,34 @@ def _has_surrogates(text: str) -> bool:
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """Parse a JSON file; a file that is not UTF-8 JSON raises :class:`DamagedFile`."""
+    return _parse_json(path, _read_text(path))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DamagedFile(path, f"not UTF-8 text at byte {exc.start}") from None
+
+
+def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
+    """``text`` (the whole file, or its ``line``-th line) as JSON, or DamagedFile saying where."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DamagedFile(path, _json_problem(exc, line)) from None
+
+
+def _json_problem(exc: json.JSONDecodeError, line: int | None) -> str:
+    """Why a text is not JSON, in words: truncation (the usual damage: a write cut short) is
+    told apart from other corruption, with the line where it shows."""
+    if not exc.doc.strip():
+        return "the file is empty"
+    where = f"line {line if line is not None else exc.lineno}"
+    if exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated"):
+        return f"JSON ends early at {where}"
+    return f"not valid JSON at {where}: {exc.msg}"
 
 
 @dataclass(frozen=True)
@@ -99,6 +145,14 @@ class Library:
         return self.root / "qdrant"
 
     @property
+    def quarantine_dir(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def checkpoints_file(self) -> Path:
+        return self.root / CHECKPOINT_FILE
+
+    @property
     def index_version_file(self) -> Path:
         return self.root / "index_version"
 
@@ -120,32 +174,77 @@ class Library:
         return (self.doc_dir(doc_id) / "document.json").is_file()
 
     def documents(self) -> list[DocumentRecord]:
-        """Manifests of every visible document, sorted by title."""
+        """Manifests of every visible document, sorted by title.
+
+        A document whose manifest cannot be read is left out with one warning naming the file,
+        so one damaged document never blocks listing, search or ingestion of the others.
+        """
         if not self.docs_dir.is_dir():
             return []
-        records = [
-            read_json(p / "document.json") for p in self.docs_dir.iterdir() if self.has(p.name)
-        ]
+        records = []
+        for folder in self.docs_dir.iterdir():
+            if not self.has(folder.name):
+                continue
+            try:
+                records.append(self.record(folder.name))
+            except DamagedFile as exc:
+                _warn_once(exc)
         return sorted(records, key=lambda r: (r["title"].lower(), r["doc_id"]))
 
     def record(self, doc_id: str) -> DocumentRecord:
-        return read_json(self.doc_dir(doc_id) / "document.json")  # type: ignore[no-any-return]
+        """The manifest; it must name this document and have a title, which every listing
+        sorts and shows."""
+        record = self._doc_json(doc_id, "document.json")
+        if not (
+            isinstance(record, dict)
+            and record.get("doc_id") == doc_id
+            and isinstance(record.get("title"), str)
+        ):
+            raise DamagedFile(
+                self.doc_dir(doc_id) / "document.json",
+                "not this document's manifest: it needs its doc_id and a title",
+            )
+        return record  # type: ignore[return-value]
 
     def tree(self, doc_id: str) -> list[TreeNode]:
-        return read_json(self.doc_dir(doc_id) / "tree.json")  # type: ignore[no-any-return]
+        return self._doc_json(doc_id, "tree.json")  # type: ignore[no-any-return]
 
     def metadata(self, doc_id: str) -> DocumentMetadata:
-        return read_json(self.doc_dir(doc_id) / "metadata.json")  # type: ignore[no-any-return]
+        return self._doc_json(doc_id, "metadata.json")  # type: ignore[no-any-return]
 
     def verification(self, doc_id: str) -> VerificationReport:
-        return read_json(self.doc_dir(doc_id) / "verification.json")  # type: ignore[no-any-return]
+        return self._doc_json(doc_id, "verification.json")  # type: ignore[no-any-return]
 
     def images(self, doc_id: str) -> list[PageImage]:
-        return read_json(self.doc_dir(doc_id) / "images.json")  # type: ignore[no-any-return]
+        return self._doc_json(doc_id, "images.json")  # type: ignore[no-any-return]
 
     def pages(self, doc_id: str) -> list[str]:
-        lines = (self.doc_dir(doc_id) / "pages.jsonl").read_text(encoding="utf-8").splitlines()
-        return [json.loads(line)["text"] for line in lines if line]
+        """Page texts in page order; line n must be page n's record, so a truncated or edited
+        file is named as damaged rather than silently shifting every later page."""
+        path = self._doc_file(doc_id, "pages.jsonl")
+        texts: list[str] = []
+        for number, line in enumerate(_read_text(path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            row = _parse_json(path, line, number)
+            if not (
+                isinstance(row, dict)
+                and row.get("page") == len(texts) + 1
+                and isinstance(row.get("text"), str)
+            ):
+                raise DamagedFile(path, f"line {number} is not the record of page {len(texts) + 1}")
+            texts.append(row["text"])
+        return texts
+
+    def _doc_file(self, doc_id: str, name: str) -> Path:
+        """A file of a visible document; missing from its folder counts as damage."""
+        path = self.doc_dir(doc_id) / name
+        if not path.is_file() and path.parent.is_dir():
+            raise DamagedFile(path, "the file is missing")
+        return path
+
+    def _doc_json(self, doc_id: str, name: str) -> Any:
+        return read_json(self._doc_file(doc_id, name))
 
     def resolve(self, prefix: str) -> str | None:
         """A full doc id from a unique prefix of at least ``MIN_PREFIX`` characters (users
@@ -224,27 +323,32 @@ class Library:
         for cached in (self.root / "raptor").glob(f"*/{doc_id}.*"):
             cached.unlink(missing_ok=True)
 
+    def quarantine(self, path: Path) -> Path:
+        """Move a damaged document folder or library file into ``quarantine/`` under its own
+        name (numbered when that is taken): out of sight of every reader, yet nothing lost."""
+        self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+        target = self.quarantine_dir / path.name
+        for n in itertools.count(1):
+            if not target.exists():
+                break
+            target = self.quarantine_dir / f"{path.name}.{n}"
+        os.replace(path, target)
+        return target
+
     def abandoned_staging(self) -> list[Path]:
         """Staging folders whose writer process is gone (killed mid-ingest)."""
         if not self.staging_dir.is_dir():
             return []
-        return [p for p in self.staging_dir.iterdir() if not _alive(_writer_pid(p))]
+        return [p for p in self.staging_dir.iterdir() if not process_alive(_writer_pid(p))]
+
+
+def _warn_once(exc: DamagedFile) -> None:
+    """Warn about a damaged file once per process: a batch lists documents once per file."""
+    if exc.path not in _WARNED:
+        _WARNED.add(exc.path)
+        LOG.warning("%s; skipping that document", exc)
 
 
 def _writer_pid(folder: Path) -> int:
     parts = folder.name.split(".")
     return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else -1
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

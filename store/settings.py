@@ -68,7 +68,37 @@ class LLMSettings(BaseModel):
     )
     api_key: str | None = Field(default=None, description="API key (OPENAI_API_KEY).")
     temperature: float = Field(default=0.0, description="Sampling temperature for ingestion.")
-    timeout_s: float = Field(default=120.0, description="Per-request timeout in seconds.")
+    timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Per-attempt read timeout in seconds (VECTREE_LLM_TIMEOUT).",
+    )
+    connect_timeout_s: float = Field(
+        default=10.0, gt=0, description="Per-attempt connect timeout (VECTREE_LLM_CONNECT_TIMEOUT)."
+    )
+    attempts: int = Field(
+        default=4,
+        ge=1,
+        description="Attempts per model call, first one included (VECTREE_LLM_ATTEMPTS).",
+    )
+    backoff_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="Wait before the first retry, doubled each retry (VECTREE_LLM_BACKOFF).",
+    )
+    backoff_max_s: float = Field(
+        default=20.0, ge=0, description="Longest backoff wait (VECTREE_LLM_BACKOFF_MAX)."
+    )
+    retry_after_max_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="Longest Retry-After wait honoured (VECTREE_LLM_RETRY_AFTER_MAX).",
+    )
+    deadline_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="Total time per model call, retries included (VECTREE_LLM_DEADLINE).",
+    )
     max_concurrency: int = Field(default=4, description="Concurrent enrichment calls.")
 
     @property
@@ -79,23 +109,32 @@ class LLMSettings(BaseModel):
     @classmethod
     def from_env(cls) -> LLMSettings:
         """Build from VECTREE_MODEL, VECTREE_BASE_URL or OPENAI_BASE_URL, VECTREE_API_KEY or
-        OPENAI_API_KEY."""
+        OPENAI_API_KEY, and the retry policy's VECTREE_LLM_* variables."""
+        defaults = cls()
         return cls(
             model=_env("VECTREE_MODEL"),
             base_url=_env("VECTREE_BASE_URL", _env("OPENAI_BASE_URL")),
             api_key=_env("VECTREE_API_KEY", _env("OPENAI_API_KEY")),
+            timeout_s=_env_float("VECTREE_LLM_TIMEOUT", defaults.timeout_s),
+            connect_timeout_s=_env_float("VECTREE_LLM_CONNECT_TIMEOUT", defaults.connect_timeout_s),
+            attempts=int(_env_float("VECTREE_LLM_ATTEMPTS", defaults.attempts)),
+            backoff_s=_env_float("VECTREE_LLM_BACKOFF", defaults.backoff_s),
+            backoff_max_s=_env_float("VECTREE_LLM_BACKOFF_MAX", defaults.backoff_max_s),
+            retry_after_max_s=_env_float("VECTREE_LLM_RETRY_AFTER_MAX", defaults.retry_after_max_s),
+            deadline_s=_env_float("VECTREE_LLM_DEADLINE", defaults.deadline_s),
         )
 
 
 @settings_dataclass(frozen=True)
 class JudgeSettings:
     """The evaluation judge's endpoint; any field left unset falls back to the answering
-    model's setting. The judge always runs at temperature 0."""
+    model's setting (the retry policy is always the answering model's). The judge always runs
+    at temperature 0."""
 
     model: str | None = None
     base_url: str | None = None
     api_key: str | None = None
-    timeout_s: float = 120.0
+    timeout_s: float | None = None
 
     @classmethod
     def from_env(cls) -> JudgeSettings:
@@ -113,13 +152,17 @@ class JudgeSettings:
         return bool(self.model)
 
     def llm_settings(self) -> LLMSettings:
-        """The judge's endpoint as chat-model settings, at temperature 0."""
-        return LLMSettings(
-            model=self.model,
-            base_url=self.base_url,
-            api_key=self.api_key,
-            temperature=0.0,
-            timeout_s=self.timeout_s,
+        """The judge's endpoint as chat-model settings, at temperature 0, under the retry
+        policy of the environment (one policy for every model call)."""
+        agent = LLMSettings.from_env()
+        return agent.model_copy(
+            update={
+                "model": self.model,
+                "base_url": self.base_url,
+                "api_key": self.api_key,
+                "temperature": 0.0,
+                "timeout_s": self.timeout_s or agent.timeout_s,
+            }
         )
 
     def chat_model(self) -> BaseChatModel | None:
@@ -162,11 +205,18 @@ class IndexSettings(BaseModel):
         ge=1,
         description="Entries each retriever returns per query (VECTREE_SEARCH_DEPTH).",
     )
+    write_wait_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="Seconds a writer (ingest, remove) waits for another writer of the same "
+        "library before giving up in one line (VECTREE_WRITE_WAIT).",
+    )
 
     @classmethod
     def from_env(cls) -> IndexSettings:
         """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_COLLECTION / VECTREE_EMBEDDING /
-        VECTREE_MODEL_CACHE / VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH."""
+        VECTREE_MODEL_CACHE / VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH /
+        VECTREE_WRITE_WAIT."""
         return cls(
             qdrant_url=_env("QDRANT_URL"),
             qdrant_api_key=_env("QDRANT_API_KEY"),
@@ -176,6 +226,7 @@ class IndexSettings(BaseModel):
             model_cache=_env_path("VECTREE_MODEL_CACHE"),
             search_engine=_env("VECTREE_SEARCH_ENGINE", "auto") or "auto",
             search_depth=int(_env("VECTREE_SEARCH_DEPTH", "256") or "256"),
+            write_wait_s=_env_float("VECTREE_WRITE_WAIT", 60.0),
         )
 
 

@@ -6,6 +6,13 @@ The stub speaks enough of the OpenAI HTTP API for ``langchain-openai``'s ``ChatO
 ``(messages) -> str`` that the test supplies, so the test decides by the system prompt which
 ingestion stage is calling. Every request is recorded for assertions.
 
+Faults are injected per request: ``LLMStub(responder, faults=[...])`` serves the scripted
+:class:`Fault` sequence to the first requests, in order, and the responder's replies after that —
+an HTTP status with headers such as ``Retry-After``, a reply slower than the client's timeout, a
+connection closed without a reply, a reply that never ends, or a body that is not a completion.
+Every fault is bounded (by its own duration, ``ENDLESS_LIMIT_S``, or ``stop()``), so a test whose
+client never gives up still ends by itself.
+
 Usage::
 
     with LLMStub(responder) as stub:
@@ -21,17 +28,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import queue
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 # A reply is text, or a ToolCalls request (the assistant asks for tool calls).
 Responder = Callable[[list[dict[str, Any]]], "str | ToolCalls"]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+# An endless reply sends a piece every tick and stops by itself after the limit, so a client
+# without a deadline fails its test instead of hanging it.
+ENDLESS_TICK_S = 0.05
+ENDLESS_LIMIT_S = 30.0
+# What an endless reply ended by: the client hung up, or the stub's own limit or stop().
+HUNG_UP, STUB_LIMIT = "client hung up", "stub limit"
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,45 @@ class ToolCalls:
                 for i, (name, arguments) in enumerate(self.calls)
             ],
         }
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted failure, served to one request instead of the responder's reply.
+
+    Build one with the class methods; ``kind`` says what the stub does:
+    ``status`` replies with ``status``, ``headers`` and an OpenAI-style error body; ``slow``
+    waits ``seconds`` (cut short by ``stop()``) and then replies normally; ``drop`` reads the
+    request and closes the connection without a reply; ``endless`` replies 200 and never
+    finishes (SSE content chunks for a streaming request, JSON-legal whitespace for a plain one)
+    until the client hangs up or ``ENDLESS_LIMIT_S``; ``garbage`` replies 200 with ``body``.
+    """
+
+    kind: Literal["status", "slow", "drop", "endless", "garbage"]
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+    body: str = ""
+
+    @classmethod
+    def http(cls, status: int, headers: Mapping[str, str] | None = None) -> Fault:
+        return cls("status", status=status, headers=tuple((headers or {}).items()))
+
+    @classmethod
+    def slow(cls, seconds: float) -> Fault:
+        return cls("slow", seconds=seconds)
+
+    @classmethod
+    def drop(cls) -> Fault:
+        return cls("drop")
+
+    @classmethod
+    def endless(cls) -> Fault:
+        return cls("endless")
+
+    @classmethod
+    def garbage(cls, body: str) -> Fault:
+        return cls("garbage", body=body)
 
 
 @dataclass(frozen=True)
@@ -99,10 +153,16 @@ def approx_tokens(text: str) -> int:
 class LLMStub:
     """An OpenAI-compatible HTTP server whose replies come from ``responder``."""
 
-    def __init__(self, responder: Responder, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, responder: Responder, host: str = "127.0.0.1", faults: Iterable[Fault] = ()
+    ) -> None:
         self.responder = responder
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []
+        # HUNG_UP or STUB_LIMIT, one per endless reply as it ends (a test can wait for it)
+        self.endless_endings: queue.Queue[str] = queue.Queue()
+        self._faults = deque(faults)
+        self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer((host, 0), self._handler_class())
@@ -131,7 +191,9 @@ class LLMStub:
         return self
 
     def stop(self) -> None:
-        """Stop serving, close the socket and wait for the serving thread."""
+        """Stop serving, close the socket and wait for the serving thread; faults still
+        waiting or streaming end at once."""
+        self._stopping.set()
         if self._thread is not None:
             self._server.shutdown()
             self._thread.join(timeout=10)
@@ -153,6 +215,10 @@ class LLMStub:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self._faults.popleft() if self._faults else None
 
     def _next_id(self) -> str:
         with self._lock:
@@ -189,24 +255,85 @@ class LLMStub:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 request = RecordedRequest(path, body, headers)
                 stub._record(request)
+                fault = stub._next_fault()
+                try:
+                    if fault is None or not self._fault(fault, request):
+                        self._reply(request)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up first
+                    self.close_connection = True
+
+            def _reply(self, request: RecordedRequest) -> None:
                 try:
                     text = stub.responder(request.messages)
                 except Exception as exc:  # a responder bug must show up in the test, not hang it
                     stub.errors.append(f"{type(exc).__name__}: {exc}")
                     self._error(500, f"responder failed: {type(exc).__name__}: {exc}")
                     return
-                if body.get("stream") and isinstance(text, str):
+                if request.body.get("stream") and isinstance(text, str):
                     self._stream(request, text)
                 else:
                     self._json(200, stub._completion(request, text))
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode("utf-8")
+            def _fault(self, fault: Fault, request: RecordedRequest) -> bool:
+                """Serve ``fault``; False when the request is to be answered normally after it."""
+                if fault.kind == "slow":
+                    stub._stopping.wait(fault.seconds)
+                    return stub._stopping.is_set()
+                if fault.kind == "status":
+                    message = f"injected fault: {fault.status}"
+                    error = {"message": message, "type": "stub_fault", "code": fault.status}
+                    self._json(fault.status, {"error": error}, fault.headers)
+                elif fault.kind == "garbage":
+                    self._raw(200, fault.body.encode("utf-8"), "application/json")
+                elif fault.kind == "endless":
+                    self._endless(request)
+                self.close_connection = True  # "drop" closes without writing anything
+                return True
+
+            def _json(
+                self,
+                status: int,
+                payload: dict[str, Any],
+                headers: Iterable[tuple[str, str]] = (),
+            ) -> None:
+                self._raw(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
+
+            def _raw(
+                self,
+                status: int,
+                data: bytes,
+                content_type: str,
+                headers: Iterable[tuple[str, str]] = (),
+            ) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _endless(self, request: RecordedRequest) -> None:
+                """A 200 reply that never completes: each tick one more SSE content chunk (or,
+                for a plain request, one more space of a close-delimited JSON body)."""
+                streaming = bool(request.body.get("stream"))
+                self.send_response(200)
+                kind = "text/event-stream" if streaming else "application/json"
+                self.send_header("Content-Type", kind)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                piece = stub._chunks(request, "more ")[1] if streaming else None
+                line = f"data: {json.dumps(piece)}\n\n".encode() if streaming else b" "
+                ending = STUB_LIMIT
+                limit = time.monotonic() + ENDLESS_LIMIT_S
+                while not stub._stopping.wait(ENDLESS_TICK_S) and time.monotonic() < limit:
+                    try:
+                        self.wfile.write(line)
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        ending = HUNG_UP
+                        break
+                stub.endless_endings.put(ending)
 
             def _error(self, status: int, message: str) -> None:
                 self._json(

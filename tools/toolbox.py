@@ -9,7 +9,7 @@ import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from rank_bm25 import BM25Okapi
 
 from store.catalog import Catalog
 from store.index import IndexLockedError
+from store.library import DamagedFile
 from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
 from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id, walk
@@ -64,10 +65,21 @@ HANDLERS: dict[str, Handler] = {}
 
 
 def handles(schema: type[ToolArgs]) -> Callable[[Handler], Handler]:
-    """Mark a Toolbox method as the handler of the tool ``schema`` declares."""
+    """Mark a Toolbox method as the handler of the tool ``schema`` declares.
+
+    A damaged document's file is answered as an error naming it, like any misuse, so the run
+    goes on with the other documents.
+    """
 
     def register(method: Handler) -> Handler:
-        HANDLERS[schema.__name__] = method
+        @wraps(method)
+        def run(*args: Any, **kwargs: Any) -> ToolResult:
+            try:
+                return method(*args, **kwargs)
+            except DamagedFile as exc:
+                return failure(f"{exc}. Use another document.")
+
+        HANDLERS[schema.__name__] = run
         return method
 
     return register

@@ -12,9 +12,10 @@ import logging
 import sys
 from collections.abc import Callable
 
+from graph.api import RunFailedError
 from graph.cli.benchmark import add_eval_command
 from graph.cli.common import CommandError, positive_int, report_error
-from graph.cli.library import cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
+from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
 from graph.inputs import InvalidInput
@@ -22,6 +23,8 @@ from graph.strategies import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
+from store.library import DamagedFile
+from store.locks import LibraryBusyError
 from store.types import InvalidDocId
 
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
@@ -78,6 +81,17 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
     tree.add_argument("doc_id", help="document id (a unique prefix is enough)")
     remove = command("remove", cmd_remove, "Delete a document from the library and the index.")
     remove.add_argument("doc_id", help="document id (a unique prefix is enough)")
+    check = command(
+        "check",
+        cmd_check,
+        "Verify every document against its files and the index (exit 2 while damage remains).",
+    )
+    check.add_argument(
+        "--repair",
+        action="store_true",
+        help="re-index documents that lost index entries, quarantine damaged ones "
+        "(LIBRARY/quarantine/), finish interrupted runs",
+    )
     command(
         "demo", cmd_demo, "Ingest the bundled demo papers, list them and answer a question offline."
     )
@@ -181,7 +195,14 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     try:
         return int(args.handler(args))
-    except (CommandError, InvalidInput, InvalidDocId) as exc:
+    except (
+        CommandError,
+        InvalidInput,
+        InvalidDocId,
+        DamagedFile,
+        LibraryBusyError,
+        RunFailedError,
+    ) as exc:
         return report_error(args, str(exc))
     except KeyboardInterrupt:
         print(

@@ -1,4 +1,5 @@
-"""`vectree ingest | docs | tree | remove | demo`: building and browsing the library."""
+"""`vectree ingest | docs | tree | remove | check | demo`: building, browsing and repairing the
+library."""
 
 from __future__ import annotations
 
@@ -8,9 +9,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graph.cli.common import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, library_of, print_json, resolve_doc
+from graph.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    CommandError,
+    library_of,
+    print_json,
+    resolve_doc,
+)
 from ingest.context import IngestContext
 from store.catalog import open_catalog
+from store.check import CheckReport, check_library
+from store.library import Library
+from store.types import MIN_PREFIX
 
 
 # -- ingest ------------------------------------------------------------------------------
@@ -109,14 +121,64 @@ def _print_nodes(nodes: list[Any], depth: int) -> None:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    """Remove a document while no other process writes the library (waiting for one that does,
+    bounded), so the removal never stops half way for want of the index."""
     library = library_of(args)
-    doc_id = resolve_doc(library, args.doc_id)
-    open_catalog(library.root).remove(doc_id)
+    catalog = open_catalog(library.root)
+    with catalog.writing("vectree remove"):
+        doc_id = _removable(library, args.doc_id)
+        catalog.remove(doc_id)
     if args.json:
         print_json({"removed": doc_id})
     else:
         print(f"removed {doc_id}")
     return EXIT_OK
+
+
+def _removable(library: Library, wanted: str) -> str:
+    """The document ``vectree remove`` names: one in the library, else one an interrupted
+    removal left in the trash (removing it again finishes the removal)."""
+    try:
+        return resolve_doc(library, wanted)
+    except CommandError:
+        trashed = [
+            doc_id
+            for doc_id in library.trashed()
+            if doc_id == wanted or (len(wanted) >= MIN_PREFIX and doc_id.startswith(wanted))
+        ]
+        if len(trashed) != 1:
+            raise
+        return trashed[0]
+
+
+# -- check ------------------------------------------------------------------------------------
+def cmd_check(args: argparse.Namespace) -> int:
+    """Verify every document against its files and the index; exit 2 while damage remains."""
+    report = check_library(open_catalog(library_of(args).root), repair=args.repair)
+    if args.json:
+        print_json(report.as_dict())
+    else:
+        _print_check(report, args.repair)
+    return EXIT_OK if report.sound else EXIT_PARTIAL
+
+
+def _print_check(report: CheckReport, repairing: bool) -> None:
+    for done in report.repaired:
+        print(f"repaired {done.doc_id or '-'}: {done.action}")
+    for damage in report.damaged:
+        print(f"damaged  {damage.doc_id or '-'}: {damage.file}: {damage.problem}")
+    plural = "" if len(report.damaged) == 1 else "s"
+    repaired = f", {len(report.repaired)} repaired" if report.repaired else ""
+    if report.sound:
+        verdict = "sound"
+    elif repairing:
+        verdict = "these could not be repaired (see the warnings above)"
+    else:
+        verdict = "run `vectree check --repair`"
+    print(
+        f"{report.documents} documents checked: {len(report.damaged)} problem{plural}{repaired}"
+        f" — {verdict}"
+    )
 
 
 # -- demo ---------------------------------------------------------------------------------------

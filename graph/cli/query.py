@@ -151,7 +151,10 @@ def cmd_threads(args: argparse.Namespace) -> int:
         print_json(threads)
         return EXIT_OK
     for t in threads:
-        print(f"{t['thread_id']}  {t['time'][:19]}  {t['steps']:>3} steps  {t['question'][:70]}")
+        print(
+            f"{t['thread_id']}  {t['time'][:19]}  {t['status'] or '-':11}  {t['steps']:>3} steps  "
+            f"{t['question'][:60]}"
+        )
     if not threads:
         print('no recorded threads; ask something with `vectree ask "QUESTION"`')
     return EXIT_OK

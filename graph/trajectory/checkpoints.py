@@ -2,7 +2,9 @@
 threads back from it.
 
 Every step of every run is checkpointed in ``LIBRARY/checkpoints.sqlite``, so a trajectory can
-be read after the fact, by thread id, from a new process.
+be read after the fact, by thread id, from a new process. A run that never finished (nodes
+still pending in its latest checkpoint) reads as ``running`` while its process lives and as
+``interrupted`` once it is gone (killed, crashed).
 """
 
 from __future__ import annotations
@@ -11,37 +13,76 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph.state import CompiledStateGraph
 
 from graph.trajectory.adherence import layer_adherence
+from store.library import CHECKPOINT_FILE, DamagedFile
+from store.locks import process_alive
 
-CHECKPOINT_FILE = "checkpoints.sqlite"
+OWNER_PID = "owner_pid"
+"""Run metadata set by ``graph.api.ask``: the pid of the process running the run."""
+INTERRUPTED = "interrupted"
 
 
 def sqlite_checkpointer(library_root: Path) -> SqliteSaver:
-    """A checkpointer on the library's SQLite file (created on first use)."""
+    """A checkpointer on the library's SQLite file (created on first use).
+
+    A file SQLite cannot read fails here, before any run starts, as a :class:`DamagedFile`
+    naming it (``vectree check --repair`` moves it aside).
+    """
     library_root.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(library_root / CHECKPOINT_FILE, check_same_thread=False)
+    path = library_root / CHECKPOINT_FILE
+    connection = sqlite3.connect(path, check_same_thread=False)
     saver = SqliteSaver(connection)
-    saver.setup()
+    try:
+        saver.setup()
+    except sqlite3.DatabaseError as exc:
+        connection.close()
+        raise DamagedFile(path, str(exc)) from None
     return saver
 
 
+def _agent(saver: SqliteSaver) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The agent graph on ``saver``: it knows which nodes a checkpoint leaves pending."""
+    from graph.agent import compile_agent  # the agent loads every strategy: only when needed
+
+    return compile_agent(saver)
+
+
+def run_status(agent: CompiledStateGraph[Any, Any, Any, Any], item: CheckpointTuple) -> str:
+    """How the run of a thread's latest checkpoint stands: its recorded status once no node is
+    pending; else ``interrupted`` when the process that ran it is gone, ``running`` while it
+    lives or when no owner was recorded (a server's run)."""
+    status = str(item.checkpoint.get("channel_values", {}).get("status") or "")
+    if not agent.get_state(item.config).next:
+        return status
+    owner = dict(item.metadata or {}).get(OWNER_PID)
+    if isinstance(owner, int) and not process_alive(owner):
+        return INTERRUPTED
+    return "running"
+
+
 def thread_values(saver: SqliteSaver, thread_id: str) -> dict[str, Any] | None:
-    """The latest state values recorded for a thread, or None when there is no such thread."""
+    """The latest state values recorded for a thread, with ``status`` as ``run_status`` tells
+    it, or None when there is no such thread."""
     checkpoint = saver.get_tuple({"configurable": {"thread_id": thread_id}})
     if checkpoint is None:
         return None
-    return dict(checkpoint.checkpoint.get("channel_values", {}))
+    values = dict(checkpoint.checkpoint.get("channel_values", {}))
+    return values | {"status": run_status(_agent(saver), checkpoint)}
 
 
 def list_threads(saver: SqliteSaver) -> list[dict[str, Any]]:
-    """Each recorded thread with its question, last update time and number of tool calls."""
-    latest: dict[str, Any] = {}
+    """Each recorded thread with its question, last update time, number of tool calls and
+    status (``run_status``)."""
+    latest: dict[str, CheckpointTuple] = {}
     for item in saver.list(None):
-        thread_id = item.config["configurable"]["thread_id"]
-        if thread_id not in latest:  # newest checkpoint first
-            latest[thread_id] = item
+        configurable = item.config["configurable"]
+        if not configurable.get("checkpoint_ns"):  # a subgraph's checkpoints are not the run's
+            latest.setdefault(configurable["thread_id"], item)  # newest checkpoint first
+    agent = _agent(saver)
     threads = []
     for thread_id, item in latest.items():
         values = item.checkpoint.get("channel_values", {})
@@ -51,7 +92,7 @@ def list_threads(saver: SqliteSaver) -> list[dict[str, Any]]:
                 "question": values.get("question", ""),
                 "time": item.checkpoint.get("ts", ""),
                 "steps": len(values.get("trajectory", []) or []),
-                "status": values.get("status", ""),
+                "status": run_status(agent, item),
             }
         )
     return sorted(threads, key=lambda t: t["time"], reverse=True)

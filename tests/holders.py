@@ -1,0 +1,74 @@
+"""A helper process holding a library's locks, so contention tests are real (another process
+holds them) yet deterministic (the test decides when it lets go).
+
+Modes: ``write`` holds the write lock as `vectree ingest`; ``batch`` also holds the index folder
+open between writes, lending it to waiting readers, as an ingest batch does between two
+documents; ``folder`` holds the index folder with a bare Qdrant client that never lets go.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+HOLDER = r"""
+import sys
+from pathlib import Path
+
+root, mode = Path(sys.argv[1]), sys.argv[2]
+
+
+def hold():
+    print("held", flush=True)
+    sys.stdin.read()  # until the test closes our stdin
+
+
+if mode == "folder":
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(root / "qdrant"))
+    hold()
+else:
+    from store.catalog import open_catalog
+
+    catalog = open_catalog(root)
+    with catalog.writing("vectree ingest"):
+        if mode == "batch":
+            with catalog.index.lending_to_readers():
+                catalog.index.count()  # opens the folder
+                hold()
+        else:
+            hold()
+"""
+START_TIMEOUT_S = 60
+
+
+@contextmanager
+def holding(root: Path, mode: str) -> Iterator[int]:
+    """Run the helper in ``mode`` on the library at ``root`` for the block; yields its pid."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root), mode],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "VECTREE_WRITE_WAIT": "0"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        # The helper never waits (VECTREE_WRITE_WAIT=0): it prints "held" or exits at once.
+        assert process.stdout.readline().strip() == "held", "the lock holder did not start"
+        yield process.pid
+    finally:
+        process.stdin.close()
+        try:
+            process.wait(timeout=START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
