@@ -9,7 +9,7 @@ structural entries, exactly what the search uses).
 Rule (the thresholds in ``tools/search.py`` come from it):
 
 * Pre-gate ``dense_min`` / ``bm25_min``: over a grid (dense in steps of 0.01, BM25 in steps of
-  0.25), keep the pairs under which at least ``--gold-pass`` (95 %) of gold documents pass on at
+  0.25), keep the pairs under which at least ``--gold-pass`` (99 %) of gold documents pass on at
   least one signal, and where each threshold on its own still admits at least
   ``--single-pass`` (50 %) of gold documents, so neither retriever is silently switched off
   (a paraphrased query with no shared words must still be able to pass on dense alone).
@@ -203,7 +203,7 @@ def best_non_gold(table: ScoreTable) -> dict[str, float]:
 def recall(
     catalog: Catalog, questions: list[Question], gates: GateSettings | None
 ) -> dict[str, float]:
-    """recall@k of DocumentSearch (gates=None: raw RRF) and the share of empty answers."""
+    """recall@k of DocumentSearch (gates=None: raw fusion) and the share of empty answers."""
     search = DocumentSearch(catalog, gates=gates or GateSettings(), engine="matrix")
     found = {k: 0 for k in RECALL_AT}
     empty = 0
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         default=str(PDF_DIR),
         help="PDF folder added as distractors ('' to leave out)",
     )
-    parser.add_argument("--gold-pass", type=float, default=0.95)
+    parser.add_argument("--gold-pass", type=float, default=0.99)
     parser.add_argument("--single-pass", type=float, default=0.5)
     parser.add_argument("--strong-percentile", type=float, default=99.0)
     parser.add_argument("--json", type=Path, default=None, help="write the result here")

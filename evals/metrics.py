@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 
 from graph.trajectory.adherence import layer_adherence
 from store.embeddings import ENGLISH_STOPWORDS
+from store.text import split_sentences, table_rows
 
 EVIDENCE_PRECISION = "evidence_precision"
 EVIDENCE_RECALL = "evidence_recall"
@@ -45,7 +46,6 @@ HEADLINE_METRICS = (
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _STOPWORDS = frozenset(ENGLISH_STOPWORDS)
 _LETTERS = string.ascii_uppercase
 
@@ -272,13 +272,15 @@ def offline_option(
 ) -> int | None:
     """The option best supported by the text a run read, without any language model.
 
-    A fixed reader for runs without an LLM: evidence is split into sentences; each option is
+    A fixed reader for runs without an LLM: evidence is split into sentences and table rows
+    (``store.text``, so headings and front matter are no evidence); each option is
     scored by its best sentence, as the idf-weighted share of the option's distinguishing
     content words (words every option shares are dropped) that the sentence contains, scaled
     by how much of the question the sentence mentions (factor 0.5 to 1). The gold option is
     never an input. None when no option has support or the top score is tied.
     """
-    sentences = [set(_content_words(s)) for t in evidence_texts for s in _SENTENCE_END.split(t)]
+    units = [u for t in evidence_texts for u in (*split_sentences(t), *table_rows(t))]
+    sentences = [set(_content_words(u)) for u in units]
     sentences = [s for s in sentences if s]
     if not sentences or not options:
         return None

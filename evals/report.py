@@ -28,6 +28,7 @@ MISSING = "—"
 EVIDENCE_PLOT = "evidence_pr.png"
 TOKENS_PLOT = "tokens_vs_headline.png"
 ADHERENCE_PLOT = "layer_adherence.png"
+ROUTING = "Routing"
 
 Stat = Mapping[str, Any]
 METRIC_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -54,7 +55,7 @@ METRIC_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "evidence_f1_official",
         ),
     ),
-    ("Routing", ("routing_recall@1", "routing_recall@5", "routing_recall@10")),
+    (ROUTING, ("routing_recall@1", "routing_recall@5", "routing_recall@10")),
     ("Trajectory", (LAYER_ADHERENCE, "backward_jumps", "pages_without_tree", "tool_calls")),
     (
         "Cost",
@@ -77,16 +78,19 @@ def write_report(out_dir: Path, results: Mapping[str, Any]) -> Path:
 
     ``results`` is the run's machine-readable summary: ``dataset``, ``setting``,
     ``command``, ``seeds``, ``created``, ``strategies`` (name → ``{"questions", "metrics",
-    "per_seed"}`` as ``evals.aggregate.aggregate`` returns them), ``excluded`` and ``notes``.
+    "per_seed"}`` as ``evals.aggregate.aggregate`` returns them), ``excluded`` and ``notes``;
+    optional ``baselines`` (name → ``{"description", "questions", "metrics"}``, corpus setting)
+    are routing-only rankings, listed in the routing table alone and marked as baselines.
     An optional ``headline`` names the accuracy-like metric to plot against tokens; by default
     it is the first of ``HEADLINE_METRICS`` that any strategy has.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     strategies: Mapping[str, Mapping[str, Any]] = results.get("strategies") or {}
+    baselines: Mapping[str, Mapping[str, Any]] = results.get("baselines") or {}
     headline = results.get("headline") or _headline(strategies)
     lines = [
         *_header(results),
-        *_results_table(strategies),
+        *_results_table(strategies, baselines),
         *_seed_table(strategies),
         *_failures_table(strategies),
         *_plots(out_dir, strategies, headline),
@@ -144,7 +148,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows), ""]
 
 
-def _results_table(strategies: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _results_table(
+    strategies: Mapping[str, Mapping[str, Any]], baselines: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
     lines = [
         "## Results",
         "",
@@ -153,14 +159,30 @@ def _results_table(strategies: Mapping[str, Mapping[str, Any]]) -> list[str]:
         f"{MISSING} = not computed.",
         "",
     ]
-    for title, names in _groups(_metric_names(strategies)):
-        rows = [
-            [name, str(summary.get("questions", MISSING))]
-            + [format_stat(_stat(summary, m), summary.get("questions")) for m in names]
-            for name, summary in strategies.items()
-        ]
+    for title, names in _groups(_metric_names({**strategies, **baselines})):
+        rows = [_row(name, summary, names) for name, summary in strategies.items()]
+        if title == ROUTING:
+            rows += [_row(f"{name} (baseline)", s, names) for name, s in baselines.items()]
         lines += [f"### {title}", "", *_table(["strategy", "questions", *names], rows)]
+        if title == ROUTING:
+            lines += _baseline_lines(baselines)
     return lines
+
+
+def _row(name: str, summary: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    stats = [format_stat(_stat(summary, m), summary.get("questions")) for m in names]
+    return [name, str(summary.get("questions", MISSING)), *stats]
+
+
+def _baseline_lines(baselines: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What the baseline rows are: they rank documents and read nothing, so no other table
+    lists them (they have no evidence, answer or cost to show)."""
+    if not baselines:
+        return []
+    described = "; ".join(
+        f"`{name}`: {summary.get('description', MISSING)}" for name, summary in baselines.items()
+    )
+    return [f"Baselines rank documents only (flat BM25, the question as query): {described}.", ""]
 
 
 def _groups(names: Sequence[str]) -> list[tuple[str, list[str]]]:

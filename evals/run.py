@@ -10,7 +10,8 @@ every metric with a bootstrap interval, null where not computed) and ``report.md
 
 Settings: ``gold-paper`` gives each question its document(s) as the run's ``doc_ids`` (the
 VecTree paper's QASPER protocol); ``corpus`` gives none, so the run must first find the
-document among everything ingested, and routing recall@k is scored.
+document among everything ingested, and routing recall@k is scored, next to flat BM25 routing
+baselines over the same library (``evals.baselines``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from tqdm import tqdm
 
 from evals.aggregate import aggregate
+from evals.baselines import BASELINES_FILE, baseline_summaries, cached_rankings
 from evals.datasets import (
     EvalQuestion,
     LoadedDataset,
@@ -257,7 +259,8 @@ def run_eval(config: EvalConfig, progress: bool = True) -> dict[str, Any]:
                     sink.flush()
                 bar.update(1)
     bar.close()
-    return write_results(config, excluded, judge is not None)
+    baselines = _routing_baselines(config, runnable, scoring)
+    return write_results(config, excluded, judge is not None, baselines)
 
 
 def _seeded_questions(
@@ -323,11 +326,29 @@ def _page_reader(library_root: Path) -> Callable[[str], list[str]]:
     return doc_pages
 
 
+def _routing_baselines(
+    config: EvalConfig, questions: list[EvalQuestion], scoring: QuestionContext
+) -> dict[str, dict[str, Any]]:
+    """Corpus setting only: flat BM25 routing over every document of the library (distractors
+    included, as the strategies search them), asked what the strategies were asked."""
+    if config.setting != "corpus":
+        return {}
+    doc_ids = [r["doc_id"] for r in open_catalog(config.library).library.documents()]
+    queries = {q.qid: question_text(q) for q in questions}
+    path = config.out / BASELINES_FILE
+    rankings = cached_rankings(path, sorted(doc_ids), scoring.doc_pages, queries)
+    return baseline_summaries(rankings, questions, scoring.keys)
+
+
 # -- results --------------------------------------------------------------------------------------
 def write_results(
-    config: EvalConfig, excluded: list[dict[str, str]], judged: bool
+    config: EvalConfig,
+    excluded: list[dict[str, str]],
+    judged: bool,
+    baselines: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Aggregate every finished run of the selected strategies into results.json + report.md."""
+    """Aggregate every finished run of the selected strategies into results.json + report.md,
+    with the routing baselines (corpus setting) beside them."""
     records = [
         r
         for r in finished_runs(config.out / QUESTIONS_FILE)
@@ -342,6 +363,7 @@ def write_results(
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "library": str(config.library),
         "strategies": {s: summary[s] for s in config.strategies if s in summary},
+        "baselines": baselines or {},
         "excluded": excluded,
         "notes": _notes(config, judged),
     }

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from graph.state import Citation
-from ingest.summarise import clean_text
+from store.text import split_sentences
 
 CITATION_FORMAT = "(Author et al., Year, doc_id, p.N)"
 """How an answer cites a page; prompts show it to the model, ``find_citations`` parses it."""
@@ -25,7 +25,6 @@ CITATION = re.compile(
     r"\((?P<label>[^()]*?),\s*(?P<doc>[0-9a-f]{6,64}),\s*pp?\.\s*(?P<first>\d+)"
     r"(?:\s*[-–]\s*(?P<last>\d+))?\)"
 )
-SENTENCE = re.compile(r"(?<=[.!?])\s+")
 WORD = re.compile(r"[a-z0-9]{3,}")
 QUOTE_WORDS = 40
 
@@ -98,14 +97,14 @@ def citation_list(text: str, page_texts: dict[tuple[str, int], str]) -> list[Cit
 def _claim_before(text: str, position: int) -> str:
     """The sentence a citation closes."""
     before = CITATION.sub("", text[:position]).rstrip()
-    sentences = SENTENCE.split(before)
+    sentences = split_sentences(before)
     return sentences[-1] if sentences else before
 
 
 def best_sentence(claim: str, page_text: str) -> str:
     """The page sentence sharing most words with the claim (a checkable quote)."""
     claim_words = set(WORD.findall(claim.lower()))
-    sentences = [s.strip() for s in SENTENCE.split(clean_text(page_text)) if s.strip()]
+    sentences = split_sentences(page_text)
     if not sentences or not claim_words:
         return ""
     best = max(sentences, key=lambda s: len(claim_words & set(WORD.findall(s.lower()))))

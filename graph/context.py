@@ -48,10 +48,11 @@ class AgentContext(RunContext):
     )
     gates: bool = field(
         default=True,
-        metadata={"description": "Relevance gates of document search (off = raw RRF)."},
+        metadata={"description": "Relevance gates of document search (off = raw fusion)."},
     )
     top_k: int = field(
-        default=5, metadata={"description": "Documents the offline navigator opens at most."}
+        default=10,
+        metadata={"description": "Search results the offline navigator asks for (it reads two)."},
     )
     strategy: str = field(default="vectree", metadata={"description": STRATEGY_HELP})
 

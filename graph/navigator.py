@@ -2,11 +2,10 @@
 
 It is a real LangChain chat model that emits tool calls, so it runs through exactly the same
 graph, tools, budget and checkpoints as an LLM: search → open the best documents' trees →
-rank sections by lexical + dense match of the question to titles and summaries → read the best
-section's first pages, then the next section's, until a read sentence matches the question
-well (``STOP_SCORE``) or four sections were read → answer extractively with page citations,
-saying plainly that the answer is extractive.
-It is the embedded default and the reproducible offline baseline.
+search within each of them (``search_within_paper`` ranks the matching sections' pages, hybrid
+BM25 + dense) → read the best pages, as many as come close to the best one (``READ_RATIO``, at
+most ``MAX_READ_PAGES``) → answer extractively with page citations, saying plainly that the
+answer is extractive. It is the embedded default and the reproducible offline baseline.
 """
 
 from __future__ import annotations
@@ -24,13 +23,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.citations import format_citation
-from ingest.summarise import STOP, clean_text
+from ingest.summarise import STOP
 from store.embeddings import default_cache_dir, dense_embedder
 from store.settings import IndexSettings
+from store.text import split_sentences
 from tools.formatting import author_label
+from tools.pages import page_score
 
 WORD = re.compile(r"[a-z0-9]+")
-SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[\"'])")
 SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b", re.IGNORECASE)
 EXTRA_STOP = frozenset(
     (
@@ -72,11 +72,14 @@ EXTRACTIVE_NOTE = (
     "Extractive answer (offline reader: no language model is configured, so these are the "
     "sentences from the pages read that best match the question, quoted as printed):"
 )
-STOP_SCORE = 0.4
-"""Read section by section and stop once a read sentence scores this well against the question
-(lexical + dense relevance, 0–1). Chosen on the first 100 QASPER development questions:
-evidence precision 0.102 → 0.162 at recall 0.344 → 0.325 against reading three sections at once
-(see README, Benchmarks)."""
+MAX_READ_PAGES = 3
+READ_RATIO = 0.7
+"""Read the pages whose within-paper score is at least ``READ_RATIO`` × the best page's, at most
+``MAX_READ_PAGES`` of them: evidence is good enough once the pages that match about as well as
+the best one are read. Both were chosen, with ``tools.pages.PAGE_DENSE_WEIGHT``, by 5-fold
+cross-validation over the QASPER development papers (``python -m evals.tune_reader``; folds in
+README, Benchmarks)."""
+WITHIN_SECTIONS = 5
 DENSE_POOL = 40
 DENSE_WORDS = 48
 NO_DOCUMENTS = (
@@ -132,14 +135,15 @@ def content_words(text: str) -> list[str]:
 class NavigatorChatModel(BaseChatModel):
     """Deterministic tool-calling model; see the module docstring."""
 
-    top_k: int = 5
+    top_k: int = 10
     page_cap: int = 10
     strategy: str = "vectree"
     docs_to_open: int = 2
     sections_to_read: int = 4
     pages_per_section: int = 2
     answer_sentences: int = 3
-    stop_score: float | None = STOP_SCORE
+    max_read_pages: int = MAX_READ_PAGES
+    read_ratio: float = READ_RATIO
 
     @property
     def _llm_type(self) -> str:
@@ -161,7 +165,7 @@ class NavigatorChatModel(BaseChatModel):
 
     # -- the policy ----------------------------------------------------------------------
     def _next(self, view: Conversation) -> AIMessage:
-        if view.nudged or (view.artifacts("get_page_content") and self._enough_read(view)):
+        if view.nudged or view.artifacts("get_page_content"):
             return AIMessage(content=self._answer(view))
         if self.strategy == "no-tree":
             return self._next_without_tree(view)
@@ -185,20 +189,29 @@ class NavigatorChatModel(BaseChatModel):
                 view,
                 [("get_document_tree", {"doc_id": h["doc_id"]}) for h in hits[: self.docs_to_open]],
             )
+        if not view.called("search_within_paper"):
+            query: dict[str, Any] = {"query": view.question, "limit": WITHIN_SECTIONS}
+            calls = [("search_within_paper", {"doc_id": d, **query}) for d in self._opened(view)]
+            return self._calls(view, calls)
         plan = self._choose_pages(view)
         if not plan:
             return AIMessage(content=self._answer(view))
         return self._calls(view, [("get_page_content", {"doc_id": d, "pages": p}) for d, p in plan])
 
-    def _enough_read(self, view: Conversation) -> bool:
-        """Stop reading once a read sentence matches the question well (``stop_score``), or
-        after ``sections_to_read`` sections; without ``stop_score`` all sections are read in
-        one round."""
-        reads = len(view.artifacts("get_page_content"))
-        if self.stop_score is None or reads >= self.sections_to_read:
-            return True
-        read = [s for _, _, text in _read_pages(view) for s in sentences(text)]
-        return bool(read) and float(relevance(view.question, read).max()) >= self.stop_score
+    def _opened(self, view: Conversation) -> list[str]:
+        """The documents to search within: the opened trees, or, when every tree came in the
+        first message (the ``no-vector`` ablation), those whose best section matches best."""
+        trees = view.artifacts("get_document_tree")
+        if len(trees) <= self.docs_to_open:
+            return [tree["doc_id"] for tree in trees]
+        best = [
+            max(relevance(view.question, [f"{n['title']}. {n['summary']}" for n in t["nodes"]]))
+            if t["nodes"]
+            else 0.0
+            for t in trees
+        ]
+        order = np.argsort(-np.array(best), kind="stable")[: self.docs_to_open]
+        return [trees[int(i)]["doc_id"] for i in order]
 
     def _next_without_tree(self, view: Conversation) -> AIMessage:
         """The ``no-tree`` ablation: search, then read the pages of the sections the search
@@ -234,38 +247,36 @@ class NavigatorChatModel(BaseChatModel):
         ]
         return AIMessage(content="", tool_calls=tool_calls)
 
-    # -- choosing sections ---------------------------------------------------------------
+    # -- choosing pages ------------------------------------------------------------------
     def _choose_pages(self, view: Conversation) -> list[tuple[str, list[int]]]:
-        """Best sections across the opened trees → pages to read, per document."""
-        candidates = [
-            (tree["doc_id"], node)
+        """The best pages across the documents searched, per document: those scoring at least
+        ``read_ratio`` × the best, at most ``max_read_pages`` (reference lists skipped)."""
+        skipped = {
+            (tree["doc_id"], node["node_id"])
             for tree in view.artifacts("get_document_tree")
             for node in tree["nodes"]
-            if not SKIP_SECTIONS.match(node["title"])
+            if SKIP_SECTIONS.match(node["title"])
+        }
+        candidates = [
+            (found["doc_id"], page)
+            for found in view.artifacts("search_within_paper")
+            for page in found.get("pages", [])
+            if (found["doc_id"], page["node_id"]) not in skipped
         ]
         if not candidates:
             return []
-        texts = [f"{n['title']}. {n['summary']}" for _, n in candidates]
-        scores = relevance(view.question, texts)
-        leaf_bonus = [0.02 if n["end_page"] - n["start_page"] < 4 else 0.0 for _, n in candidates]
-        order = np.argsort(-(scores + np.array(leaf_bonus)), kind="stable")
-        read = {(d, page) for d, page, _ in _read_pages(view)}
-        wanted = 1 if self.stop_score is not None else self.sections_to_read
+        scores = page_score(
+            np.array([p["bm25"] for _, p in candidates]),
+            np.array([p["dense"] for _, p in candidates]),
+        )
+        order = np.argsort(-scores, kind="stable")[: min(self.max_read_pages, self.page_cap)]
         plan: dict[str, list[int]] = {}
-        chosen = 0
         for index in order:
-            doc_id, node = candidates[int(index)]
-            pages = plan.setdefault(doc_id, [])
-            last = min(node["end_page"], node["start_page"] + self.pages_per_section - 1)
-            span = range(node["start_page"], last + 1)
-            new = [p for p in span if p not in pages and (doc_id, p) not in read]
-            if not new or len(pages) + len(new) > self.page_cap:
-                continue
-            pages.extend(new)
-            chosen += 1
-            if chosen == wanted:
+            if scores[index] < self.read_ratio * scores[order[0]]:
                 break
-        return [(doc_id, sorted(pages)) for doc_id, pages in plan.items() if pages]
+            doc_id, page = candidates[int(index)]
+            plan.setdefault(doc_id, []).append(int(page["page"]))
+        return [(doc_id, sorted(pages)) for doc_id, pages in plan.items()]
 
     # -- answering -----------------------------------------------------------------------
     def _answer(self, view: Conversation) -> str:
@@ -325,9 +336,9 @@ def _labels(view: Conversation) -> dict[str, str]:
 
 
 def sentences(page_text: str, min_words: int = 6) -> list[str]:
-    """Readable sentences of a page (markdown removed), ``min_words``–60 words."""
-    text = clean_text(page_text)
-    return [s for s in SENTENCE.split(text) if min_words <= len(s.split()) <= 60]
+    """Readable sentences of a page (``split_sentences``: body prose only), ``min_words``–60
+    words."""
+    return [s for s in split_sentences(page_text) if min_words <= len(s.split()) <= 60]
 
 
 def relevance(question: str, texts: list[str]) -> np.ndarray:

@@ -11,7 +11,8 @@ from collections import Counter
 from typing import Any
 
 from ingest.numbering import clean_title
-from ingest.summarise import SENTENCE_END, STOP, WORD, clean_text
+from ingest.summarise import STOP, WORD
+from store.text import clean_text, split_sentences
 from store.types import DocumentMetadata, HeadingCandidate
 
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>()\]]+[^\s\"<>()\].,;])")
@@ -154,7 +155,7 @@ def _keywords(pages: list[str]) -> list[str]:
 
 def one_sentence(text: str) -> str:
     """The first full sentence of ``text`` (capped), used as the document description."""
-    sentences = [s for s in SENTENCE_END.split(clean_text(text)) if len(s.split()) >= 6]
+    sentences = [s for s in split_sentences(text) if len(s.split()) >= 6]
     sentence = sentences[0] if sentences else clean_text(text)
     words = sentence.split()
     if len(words) > MAX_DESCRIPTION_WORDS:

@@ -321,9 +321,7 @@ def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
 
     staging = write_artefacts(state, runtime)
     catalog = open_catalog(Path(runtime.context.library))
-    entries = document_entries(
-        state["doc_id"], state["metadata"], state["tree"], len(state["pages"])
-    )
+    entries = document_entries(state["doc_id"], state["metadata"], state["tree"], state["pages"])
     with catalog.writing("ingest graph"):
         catalog.publish(state["doc_id"], staging, entries)
         if state.get("source"):

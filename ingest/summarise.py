@@ -13,14 +13,11 @@ from collections import Counter
 from ingest.sections import node_bodies
 from ingest.tree import Draft, iter_drafts
 from store.embeddings import count_tokens, truncate_to_tokens
+from store.text import clean_text, split_sentences
 
 KEEP_TEXT_TOKENS = 200
 SUMMARY_TOKENS = 90
 SUMMARY_SENTENCES = 3
-MARKDOWN = re.compile(r"(^#+\s*|\*\*|__|(?<!\w)_|_(?!\w)|`|^\s*[-*>]\s+|\|)", re.MULTILINE)
-HTML_TAG = re.compile(r"<sup>.*?</sup>|<[^>]{1,40}>")
-MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[\"'])")
 WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?\s*%?")
 STOP = frozenset(
@@ -94,14 +91,6 @@ STOP = frozenset(
 )
 
 
-def clean_text(text: str) -> str:
-    """Plain prose: markdown syntax removed, whitespace collapsed, line-break hyphens joined."""
-    text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)
-    text = HTML_TAG.sub("", text)
-    text = MARKDOWN_LINK.sub(r"\1", text)
-    return " ".join(MARKDOWN.sub(" ", text).split())
-
-
 def summarise_drafts(roots: list[Draft], pages: list[str]) -> list[str]:
     """Fill ``summary`` of every draft extractively; return the node bodies (document order)."""
     bodies = node_bodies(roots, pages)
@@ -122,9 +111,18 @@ def extractive_summary(draft: Draft, body: str) -> str:
         return _structural_summary(draft)
     if not needs_summary(text):
         return text
-    sentences = [s for s in SENTENCE_END.split(text) if len(s.split()) >= 4] or [text]
+    sentences = _body_sentences(body, draft.title) or [text]
     chosen = _top_sentences(sentences, SUMMARY_SENTENCES)
     return truncate_to_tokens(" ".join(chosen), SUMMARY_TOKENS)
+
+
+def _body_sentences(body: str, title: str) -> list[str]:
+    """Sentences of at least four words. A heading in markdown is no sentence; one printed as
+    plain text opens the first sentence when that starts the body, so it is cut off there."""
+    sentences = split_sentences(body)
+    if sentences and clean_text(body).startswith(sentences[0]):
+        sentences[0] = _without_heading(sentences[0], title)
+    return [s for s in sentences if len(s.split()) >= 4]
 
 
 def _without_heading(text: str, title: str) -> str:

@@ -144,8 +144,9 @@ def find_damage(catalog: Catalog, folders: list[str]) -> list[Damage]:
     where = catalog.index.location
     damage = unfinished_damage(left, catalog.library, where)
     counts = catalog.index.point_counts()
+    outdated = catalog.index.outdated()
     for doc_id in folders:
-        damage.extend(document_damage(catalog, doc_id, counts[doc_id]))
+        damage.extend(document_damage(catalog, doc_id, counts[doc_id], doc_id in outdated))
     lost = catalog.index.doc_ids(committed=True) - set(folders) - set(left.trash)
     damage.extend(
         Damage(doc_id, where, "index entries of a document that is not in the library", DROP)
@@ -177,16 +178,22 @@ def unfinished_damage(left: Unfinished, library: Library, where: str) -> list[Da
     ]
 
 
-def document_damage(catalog: Catalog, doc_id: str, points: int) -> list[Damage]:
+def document_damage(
+    catalog: Catalog, doc_id: str, points: int, outdated: bool = False
+) -> list[Damage]:
     """A document's damaged files (repaired by quarantine) or, when its files are sound,
-    index entries it lacks (repaired by re-indexing from those files)."""
+    index entries it lacks or that an older version wrote (repaired by re-indexing from
+    those files)."""
     problems = file_problems(catalog.library, doc_id)
     if problems:
         return [Damage(doc_id, str(p.path), p.problem, QUARANTINE) for p in problems]
     expected = len(stored_entries(catalog.library, doc_id))
-    if points >= expected:
+    if points < expected:
+        problem = f"the index holds {points} of its {expected} entries"
+    elif outdated:
+        problem = "index entries of an older version (BM25 without the sections' text)"
+    else:
         return []
-    problem = f"the index holds {points} of its {expected} entries"
     return [Damage(doc_id, catalog.index.location, problem, REINDEX)]
 
 

@@ -1,7 +1,13 @@
 """The structural index entries: one per document, one per top-level section (SPEC §2).
 
-Entries are short, abstract-like texts; the index never holds passages or chunks, so its size
-grows with N·(1+S) rather than with the corpus' tokens.
+Each entry has two texts. Its dense vector embeds a short, abstract-like text (the document's
+title, description, authors and section titles; a section's title and summary), so the index
+never holds passage vectors and grows with N·(1+S) rather than with the corpus' tokens. Its BM25
+vector is built from the text the entry stands for: the section's whole text (its title and every
+page of its range), and for the document entry its short text plus the whole document. A
+question about a detail deep inside a section (a dataset size, a fiscal-year figure) can then
+still reach it by its words: on the QASPER development questions this lifts layer-0 routing
+recall@5 from 0.505 (BM25 over the short texts) to 0.544, above BM25 over whole documents (0.538).
 """
 
 from __future__ import annotations
@@ -11,19 +17,25 @@ from typing import Any, TypedDict
 from store.library import Library
 from store.types import DocumentMetadata, TreeNode
 
+ENTRIES_VERSION = 2
+"""Bumped when what an entry holds changes (2: BM25 vectors carry the section's whole text).
+``vectree check`` reports documents indexed by an older version; ``--repair`` re-indexes them."""
+
 
 class IndexEntry(TypedDict):
-    """Text to embed plus the payload stored with it."""
+    """The compact text to embed densely, the full text for BM25, and the stored payload."""
 
     key: str
     text: str
+    content: str
     payload: dict[str, Any]
 
 
 def document_entries(
-    doc_id: str, metadata: DocumentMetadata, tree: list[TreeNode], total_pages: int
+    doc_id: str, metadata: DocumentMetadata, tree: list[TreeNode], pages: list[str]
 ) -> list[IndexEntry]:
     """The document entry followed by one entry per top-level section."""
+    total_pages = len(pages)
     base = {
         "doc_id": doc_id,
         "year": metadata["year"],
@@ -32,6 +44,7 @@ def document_entries(
         "title": metadata["title"],
         "section_ids": [node["node_id"] for node in tree],
         "total_pages": total_pages,
+        "entries_version": ENTRIES_VERSION,
     }
     doc_text = "\n".join(
         part
@@ -45,13 +58,19 @@ def document_entries(
         if part
     )
     entries = [
-        IndexEntry(key="document", text=doc_text, payload={**base, "entry_type": "document"})
+        IndexEntry(
+            key="document",
+            text=doc_text,
+            content="\n".join([doc_text, *pages]),
+            payload={**base, "entry_type": "document"},
+        )
     ]
     for node in tree:
         entries.append(
             IndexEntry(
                 key=f"section:{node['node_id']}",
                 text=f"{node['title']}\n{node['summary']}",
+                content="\n".join([node["title"], *section_pages(node, pages)]),
                 payload={
                     **base,
                     "entry_type": "section",
@@ -69,5 +88,10 @@ def stored_entries(library: Library, doc_id: str) -> list[IndexEntry]:
     """A visible document's entries rebuilt from its files, exactly as ingestion made them from
     the same values, so lost index points can be restored without parsing the PDF again."""
     return document_entries(
-        doc_id, library.metadata(doc_id), library.tree(doc_id), library.record(doc_id)["pages"]
+        doc_id, library.metadata(doc_id), library.tree(doc_id), library.pages(doc_id)
     )
+
+
+def section_pages(node: TreeNode, pages: list[str]) -> list[str]:
+    """The texts of a node's inclusive page range (1-based)."""
+    return pages[node["start_page"] - 1 : node["end_page"]]

@@ -23,7 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from qdrant_client import QdrantClient, models
 
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
-from store.entries import IndexEntry
+from store.entries import ENTRIES_VERSION, IndexEntry
 from store.locks import POLL_S, LibraryBusyError, describe_holder, readers_waiting, waiting_reader
 from store.settings import IndexSettings
 
@@ -225,8 +225,8 @@ class StructuralIndex:
     def upsert_document(self, doc_id: str, entries: list[IndexEntry]) -> int:
         """Write a document's entries, not yet searchable (``committed=false``)."""
         self.ensure_collection()
-        texts = [entry["text"] for entry in entries]
-        dense, sparse = self.embed_dense(texts), self.embed_sparse(texts)
+        dense = self.embed_dense([entry["text"] for entry in entries])
+        sparse = self.embed_sparse([entry["content"] for entry in entries])
         points = [
             models.PointStruct(
                 id=point_id(doc_id, entry["key"]),
@@ -286,12 +286,24 @@ class StructuralIndex:
     def point_counts(self, committed: bool | None = None) -> Counter[str]:
         """Points per doc id, optionally by commit state, in one paged scroll (a count query
         per document would scan the collection once per document)."""
-        found: Counter[str] = Counter()
-        if not self.client.collection_exists(self.collection):
-            return found
         flt = (
             models.Filter(must=[_match("committed", committed)]) if committed is not None else None
         )
+        return Counter(str(payload["doc_id"]) for payload in self._payloads(["doc_id"], flt))
+
+    @_exclusive
+    def outdated(self) -> set[str]:
+        """Doc ids with entries written by an older ``ENTRIES_VERSION`` (re-index them)."""
+        return {
+            str(payload["doc_id"])
+            for payload in self._payloads(["doc_id", "entries_version"], None)
+            if int(payload.get("entries_version") or 1) < ENTRIES_VERSION
+        }
+
+    def _payloads(self, fields: list[str], flt: models.Filter | None) -> Iterator[dict[str, Any]]:
+        """The chosen payload fields of every point matching ``flt``, scrolled page by page."""
+        if not self.client.collection_exists(self.collection):
+            return
         offset: Any = None
         while True:
             points, offset = self.client.scroll(
@@ -299,12 +311,12 @@ class StructuralIndex:
                 scroll_filter=flt,
                 limit=512,
                 offset=offset,
-                with_payload=["doc_id"],
+                with_payload=fields,
                 with_vectors=False,
             )
-            found.update(str(p.payload["doc_id"]) for p in points if p.payload)
+            yield from (p.payload for p in points if p.payload)
             if offset is None:
-                return found
+                return
 
 
 def _match(field: str, value: Any) -> models.FieldCondition:

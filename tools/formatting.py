@@ -62,6 +62,7 @@ def search_line(rank: int, hit: dict[str, Any], section_pages: bool = False) -> 
         f"{author_label(hit['authors'], hit['year'])}{venue} | {hit['total_pages']}p"
         f" — {words(hit['description'], DESCRIPTION_WORDS)}"
         + (f" | sections: {sections}" if sections else "")
+        + (" | weak match" if hit.get("weak") else "")
     )
 
 

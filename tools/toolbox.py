@@ -6,27 +6,25 @@ answered, not raised. Validation, budgets and recording are the tool engine's
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial, wraps
 from typing import Any
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from store.catalog import Catalog
 from store.index import IndexLockedError
 from store.library import DamagedFile
 from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
-from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id, walk
+from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id
 from tools import formatting, schemas
+from tools.pages import page_score, rank_pages, rank_sections
 from tools.results import Tool, ToolResult, failure
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
-from tools.search import DocumentSearch, rrf
+from tools.search import DocumentSearch
 
-TOKEN = re.compile(r"[a-z0-9]+")
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
 
@@ -222,28 +220,27 @@ class Toolbox:
         known = self._known_doc(doc_id)
         if isinstance(known, ToolResult):
             return known
-        nodes = walk(self.library.tree(known))
-        texts = [f"{n['title']}. {n['summary']}" for n in nodes]
-        order = self._rank_sections(query, texts)[:limit]
-        sections = [{**_node_ref(nodes[i]), "summary": nodes[i]["summary"]} for i in order]
+        tree, pages = self.library.tree(known), self.library.pages(known)
+        embed = self.catalog.index.embed_dense
+        best = [node for node, _ in rank_sections(query, tree, pages, embed)[:limit]]
+        numbers = sorted({p for n in best for p in range(n["start_page"], n["end_page"] + 1)})
+        ranked = rank_pages(query, numbers, tree, pages, embed)
+        scores = page_score(np.array([r.bm25 for r in ranked]), np.array([r.dense for r in ranked]))
+        order = np.lexsort((np.arange(len(ranked)), -scores))[:MAX_PAGES_PER_CALL]
+        top_pages = [ranked[int(i)].as_dict(float(scores[i])) for i in order]
+        sections = [{**_node_ref(n), "summary": n["summary"]} for n in best]
         lines = [
             f"{s['node_id']} {s['title']} [p.{s['start_page']}-{s['end_page']}] {s['summary']}"
             for s in sections
         ]
+        if top_pages:
+            listed = ", ".join(f"p.{p['page']} ({p['score']:.2f})" for p in top_pages)
+            lines.append(f"Best pages in these sections: {listed}")
         return ToolResult(
             content="\n".join(lines) or "No sections.",
-            artifact={"doc_id": known, "sections": sections},
+            artifact={"doc_id": known, "sections": sections, "pages": top_pages},
             doc_id=known,
         )
-
-    def _rank_sections(self, query: str, texts: list[str]) -> list[int]:
-        """RRF (k = 60) of dense cosine and BM25 ranks over the document's sections."""
-        vectors = np.asarray(self.catalog.index.embed_dense([query, *texts]), dtype=np.float64)
-        dense = vectors[1:] @ vectors[0]
-        corpus = [TOKEN.findall(text.lower()) or ["_"] for text in texts]
-        lexical = np.asarray(BM25Okapi(corpus).get_scores(TOKEN.findall(query.lower())), float)
-        fused = rrf(dense, lexical)
-        return sorted(range(len(texts)), key=lambda i: -fused[i])
 
     # -- layer 2 ---------------------------------------------------------------------------
     @handles(schemas.get_page_content)

@@ -137,7 +137,7 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     search.add_argument("--year-max", type=int, help="only documents up to this year")
     search.add_argument("--journal", help="venue contains this")
     search.add_argument("--author", help="an author's name contains this")
-    search.add_argument("--no-gates", action="store_true", help="raw RRF without relevance gates")
+    search.add_argument("--no-gates", action="store_true", help="raw fusion, no relevance gates")
 
 
 def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:

@@ -72,7 +72,7 @@ STRATEGY_SPECS: tuple[StrategySpec, ...] = (
             "them."
         ),
     ),
-    StrategySpec("no-gates", "ablation: document search with raw RRF, no gates", gates=False),
+    StrategySpec("no-gates", "ablation: document search with raw fusion, no gates", gates=False),
     StrategySpec(
         "pageindex",
         "PageIndex-style tree search: one validated action per turn over an outline",

@@ -31,6 +31,10 @@ PageKey = tuple[str, int]
 # made: punctuation and markdown, footnote marks, HTML tags, the URL part of a markdown link.
 # Possessive, so a failed match never backtracks through the ways of splitting a gap.
 _GAP = r"(?:<sup>.*?</sup>|<[^>]{1,40}>|\]\([^)]*\)|[\W_])++"
+# Inside a quoted word the page may break it with a line-end hyphen, with italics or a link's
+# end around the break ("_Lan-_\n_guage_", "abstrac-](url)\n[tive") or blank lines after it
+# (a column break), all of which clean_text joins.
+_HYPHEN_BREAK = r"(?:-(?:\]\([^)]*\))?[*_]*\s+\[?[*_]*)?"
 _WORD = re.compile(r"\w+")
 
 STYLE = """
@@ -340,7 +344,7 @@ def quote_span(text: str, quote: str) -> tuple[int, int] | None:
     words = _WORD.findall(quote)
     if not words:
         return None
-    pattern = _GAP.join(r"(?:-\n)?".join(re.escape(ch) for ch in word) for word in words)
+    pattern = _GAP.join(_HYPHEN_BREAK.join(re.escape(ch) for ch in word) for word in words)
     match = re.search(pattern, text)
     return (match.start(), match.end()) if match else None
 

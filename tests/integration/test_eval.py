@@ -75,6 +75,7 @@ def test_qasper_gold_paper_run_writes_results_report_and_resumes(
         assert metrics["correct"] is None if "correct" in metrics else True  # no judge
     saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert saved["strategies"].keys() == results["strategies"].keys()
+    assert results["baselines"] == {}  # routing baselines belong to the corpus setting
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "| vectree" in report and "| dense" in report
     assert list(out.glob("*.png"))
@@ -153,6 +154,26 @@ def test_mosaic_corpus_run_scores_pages_by_document_and_routing(
     records = lines(config.out / "questions.jsonl")
     read = {tuple(pair) for r in records for pair in r["evidence_read"]}
     assert {doc for doc, _ in read} <= {"short-paper", "grobid-letter"}  # dataset names
+    assert_routing_baselines(config, results)
+
+
+def assert_routing_baselines(config: EvalConfig, results: dict[str, Any]) -> None:
+    """Both flat BM25 baselines are scored over the same questions, written to results.json
+    and the report's routing table, and read back from their cache on a resumed run."""
+    assert list(results["baselines"]) == ["bm25-document", "bm25-chunks"]
+    for baseline in results["baselines"].values():
+        assert baseline["kind"] == "baseline" and baseline["questions"] == 2
+        assert set(baseline["metrics"]) == {f"routing_recall@{k}" for k in (1, 5, 10)}
+        assert baseline["metrics"]["routing_recall@10"] == {"mean": 1.0, "ci95": [1.0, 1.0], "n": 2}
+    saved = json.loads((config.out / "results.json").read_text(encoding="utf-8"))
+    assert saved["baselines"] == results["baselines"]
+    routing = (config.out / "report.md").read_text(encoding="utf-8").split("### Routing")[1]
+    assert "| bm25-document (baseline) | 2 |" in routing
+    assert "| bm25-chunks (baseline) | 2 |" in routing
+    cache = config.out / "routing_baselines.json"
+    written = cache.stat().st_mtime_ns
+    assert run_eval(config, progress=False)["baselines"] == results["baselines"]
+    assert cache.stat().st_mtime_ns == written  # resumed: rankings read back, not recomputed
 
 
 def test_litqa2_with_a_judge_endpoint_and_missing_pdfs_reported(

@@ -135,3 +135,9 @@ def test_metadata_and_within_paper_search(corpus: tuple[Path, Any]) -> None:
         "pdf" in s["title"].lower() or "pdf" in s["summary"].lower()
         for s in within.artifact["sections"]
     )
+    pages = within.artifact["pages"]
+    spans = [(s["start_page"], s["end_page"]) for s in within.artifact["sections"]]
+    assert pages and all(any(a <= p["page"] <= b for a, b in spans) for p in pages)
+    assert [p["score"] for p in pages] == sorted((p["score"] for p in pages), reverse=True)
+    assert "Best pages in these sections: p." in within.text
+    assert not within.pages  # page numbers and scores only: nothing of a page is disclosed

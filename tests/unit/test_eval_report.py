@@ -152,3 +152,26 @@ def test_report_without_plot_data_says_so(tmp_path: Path) -> None:
     assert "| dense | 2 | — |" in text
     assert f"Evidence precision and recall: {MISSING} (no data)" in text
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_routing_baselines_are_rows_of_the_routing_table_only(tmp_path: Path) -> None:
+    records = [
+        record("vectree", 0, f"q{i}", **{"routing_recall@1": 1.0, "evidence_recall": 0.5})
+        for i in range(2)
+    ]
+    summary = results(aggregate(records))
+    summary["baselines"] = {
+        "bm25-document": {
+            "kind": "baseline",
+            "description": "BM25 over each document's whole text",
+            "questions": 2,
+            "metrics": {"routing_recall@1": {"mean": 0.5, "ci95": [0.0, 1.0], "n": 2}},
+        }
+    }
+    text = write_report(tmp_path, summary).read_text(encoding="utf-8")
+    routing = text.split("### Routing")[1].split("###")[0]
+    assert "| vectree | 2 | 1.000 [1.000, 1.000] |" in routing
+    assert "| bm25-document (baseline) | 2 | 0.500 [0.000, 1.000] |" in routing
+    assert "`bm25-document`: BM25 over each document's whole text" in routing
+    assert text.count("bm25-document (baseline)") == 1  # no evidence, answer or cost rows
+    assert "| bm25-document | 0 |" not in text  # nor a per-seed row

@@ -33,10 +33,12 @@ from tools.search import (
     DocumentSearch,
     GateSettings,
     document_scores,
+    fuse,
     post_gate,
     pre_gate,
     ranks,
     rrf,
+    scaled,
 )
 
 GATES = GateSettings(dense_min=0.3, bm25_min=3.0, dense_strong=0.6, bm25_strong=12.0)
@@ -131,12 +133,13 @@ def test_ranks_are_one_based_descending_with_ties_by_position() -> None:
     assert math.isnan(ranks(np.array([0.2, 0.9, 0.2, NAN]))[3])
 
 
-def test_document_scores_take_the_best_entry_of_each_retriever() -> None:
+def test_document_scores_take_the_best_entry_of_each_signal() -> None:
     infos = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
+    part = SectionInfo("0001", "Part", 1, 1)
     candidates = Candidates(
         documents=infos,
         entry_doc=np.array([0, 0, 1, 0]),
-        sections=[None, None, None, None],
+        sections=[None, part, part, part],
         dense=np.array([0.2, 0.7, NAN, NAN], dtype=np.float32),
         bm25=np.array([NAN, 1.0, 4.0, 6.0], dtype=np.float32),
     )
@@ -144,6 +147,24 @@ def test_document_scores_take_the_best_entry_of_each_retriever() -> None:
     assert scores.doc.tolist() == [0, 1]
     assert scores.dense[0] == pytest.approx(0.7) and math.isnan(scores.dense[1])
     assert scores.bm25.tolist() == pytest.approx([6.0, 4.0])
+    assert scores.section_bm25.tolist() == pytest.approx([6.0, 4.0])
+    assert all(math.isnan(v) for v in scores.document_bm25)  # a's document entry: no BM25 match
+
+
+def test_fusion_adds_the_signals_each_scaled_by_its_best_candidate() -> None:
+    assert scaled(np.array([2.0, 1.0, NAN, -0.5])).tolist() == [1.0, 0.5, 0.0, 0.0]
+    assert scaled(np.array([NAN, NAN])).tolist() == [0.0, 0.0]
+    infos = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
+    part = SectionInfo("0001", "Part", 1, 1)
+    candidates = Candidates(
+        documents=infos,
+        entry_doc=np.array([0, 0, 1, 1]),
+        sections=[None, part, None, part],
+        dense=np.array([0.4, 0.2, 0.2, NAN], dtype=np.float32),
+        bm25=np.array([10.0, 2.0, 5.0, 8.0], dtype=np.float32),
+    )
+    # a: dense 0.4/0.4 + sections 2/8 + document 10/10; b: 0.2/0.4 + 8/8 + 5/10
+    assert fuse(document_scores(candidates)).tolist() == pytest.approx([2.25, 2.0])
 
 
 def test_pre_gate_drops_documents_neither_retriever_finds_relevant() -> None:
@@ -152,26 +173,28 @@ def test_pre_gate_drops_documents_neither_retriever_finds_relevant() -> None:
     assert pre_gate(dense, bm25, GATES).tolist() == [True, True, False, True, False]
 
 
-def test_post_gate_large_corpus_keeps_results_within_40_percent_of_the_top() -> None:
+def test_post_gate_large_corpus_puts_results_under_40_percent_of_the_top_last() -> None:
     fused = np.array([0.05, 0.02, 0.0199, 0.03])
     nan = np.full(4, NAN)
     kept = list(post_gate([0, 3, 1, 2], fused, nan, nan, GATES, corpus_size=51))
-    assert kept == [0, 3, 1]  # 0.02 = 40 % of 0.05 is kept, 0.0199 is not
+    # 0.02 = 40 % of 0.05 passes, 0.0199 does not: it still comes back, last and weak
+    assert kept == [(0, True), (3, True), (1, True), (2, False)]
 
 
 def test_post_gate_relative_threshold_comes_from_the_top_visible_result() -> None:
     fused = np.array([0.1, 0.03, 0.02])
     nan = np.full(3, NAN)
     kept = list(post_gate([0, 1, 2], fused, nan, nan, GATES, 100, visible=lambda p: p != 0))
-    assert kept == [1, 2]
+    assert kept == [(1, True), (2, True)]
 
 
-def test_post_gate_small_corpus_needs_agreement_or_a_strong_match() -> None:
+def test_post_gate_small_corpus_puts_agreement_and_strong_matches_first() -> None:
     dense = np.array([0.35, 0.55, 0.1, 0.65, 0.35])
     bm25 = np.array([3.5, NAN, 12.0, NAN, 2.0])
     fused = np.ones(5)
     kept = list(post_gate(range(5), fused, dense, bm25, GATES, corpus_size=50))
-    assert kept == [0, 2, 3]  # agree / bm25 strong / dense strong
+    # agree / bm25 strong / dense strong first, then the others in fused order
+    assert kept == [(0, True), (2, True), (3, True), (1, False), (4, False)]
 
 
 # -- DocumentSearch on a fake engine ---------------------------------------------------------------
@@ -182,28 +205,31 @@ def ladder(n: int) -> list[tuple[str, None, float, float]]:
     return entries
 
 
-def test_large_corpus_result_list_is_cut_at_40_percent_of_the_top_rrf() -> None:
+def test_large_corpus_results_under_40_percent_of_the_top_come_back_weak() -> None:
     search = fake_search(FakeEngine(ladder(20), corpus=100))
     hits = search.search("q", limit=50)
-    # top: 2/61; a dense-only doc at rank r scores 1/(60+r) ≥ 0.4·2/61 iff r ≤ 16
-    assert [h.doc_id for h in hits] == [f"doc{i:02d}" for i in range(16)]
-    assert hits[0].score == pytest.approx(2 / 61)
-    assert hits[15].score == pytest.approx(1 / 76)
+    # top: dense 1 + document BM25 1 = 2; a dense-only doc i scores (0.9 - 0.01 i) / 0.95,
+    # at least 0.4 · 2 iff i ≤ 14
+    assert [h.doc_id for h in hits] == [f"doc{i:02d}" for i in range(20)]
+    assert [h.weak for h in hits] == [False] * 15 + [True] * 5
+    assert hits[0].score == pytest.approx(2.0)
+    assert hits[14].score == pytest.approx(0.76 / 0.95)
+    assert len(search.search("q", limit=10)) == 10  # the gate never shortens the list
 
 
-def test_gates_off_is_raw_rrf_over_every_candidate() -> None:
+def test_gates_off_is_raw_fusion_over_every_candidate() -> None:
     entries = [*ladder(20), doc("weak", 0.01, 0.5)]
     search = fake_search(FakeEngine(entries, corpus=100))
-    assert len(search.search("q", limit=50)) == 16
+    assert len(search.search("q", limit=50)) == 20  # "weak" fails the pre-gate
     raw = search.search("q", limit=50, gates=False)
-    assert len(raw) == 21 and raw[-1].doc_id == "doc19"
-    # "weak" fails the pre-gate, but raw RRF ranks it second under BM25: 1/81 + 1/62
-    assert raw[1].doc_id == "weak" and raw[1].score == pytest.approx(1 / 81 + 1 / 62)
+    assert len(raw) == 21 and not any(h.weak for h in raw)
+    # raw fusion scores "weak" 0.01/0.95 + 0.5/20: last but one, above doc19's 0.71/0.95
+    assert raw[-1].doc_id == "weak" or raw[-2].doc_id == "weak"
     off = DocumentSearch(search.catalog, gates=GateSettings(enabled=False), engine=search.engine)
     assert len(off.search("q", limit=50)) == 21
 
 
-def test_small_corpus_keeps_agreement_and_strong_matches_only() -> None:
+def test_small_corpus_puts_agreement_and_strong_matches_first() -> None:
     entries = [
         doc("agree", 0.4, 4.0),
         doc("dense_weak", 0.5, NAN),
@@ -212,7 +238,10 @@ def test_small_corpus_keeps_agreement_and_strong_matches_only() -> None:
         doc("neither", 0.2, 2.0),
     ]
     hits = fake_search(FakeEngine(entries, corpus=5)).search("q")
-    assert sorted(h.doc_id for h in hits) == ["agree", "bm25_strong", "dense_strong"]
+    passing = [h.doc_id for h in hits if not h.weak]
+    assert sorted(passing) == ["agree", "bm25_strong", "dense_strong"]
+    assert [h.doc_id for h in hits[3:]] == ["dense_weak"]  # "neither" fails the pre-gate
+    assert hits[3].weak
 
 
 def test_invisible_documents_are_never_returned() -> None:
@@ -231,7 +260,8 @@ def test_limit_and_hit_fields() -> None:
     assert out["doc_id"] == "a" and out["description"] == "About a."
     assert out["authors"] == ["Ann Lee"] and out["venue"] == "ACL" and out["total_pages"] == 9
     assert out["dense"] == pytest.approx(0.9) and out["bm25"] == pytest.approx(14.0)
-    assert out["score"] == pytest.approx(round(2 / 61, 4))
+    assert out["score"] == pytest.approx(2.0)  # dense 0.9/0.9 + document BM25 14/14
+    assert out["weak"] is False
     assert out["matching_sections"] == [
         {"node_id": "0003", "title": "Section 0003", "start_page": 1, "end_page": 2}
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.entries import document_entries
+from store.entries import ENTRIES_VERSION, document_entries
 from store.types import DocumentMetadata, TreeNode
 
 
@@ -31,6 +31,8 @@ def metadata(venue: str | None = "ACL") -> DocumentMetadata:
     )
 
 
+PAGES = [f"Text of page {n}." for n in range(1, 10)]
+
 TREE = [
     node("0000", "Abstract", 1, 1, []),
     node("0001", "1 Introduction", 1, 3, [node("0002", "1.1 Scope", 2, 3, [])]),
@@ -39,7 +41,7 @@ TREE = [
 
 
 def test_one_document_entry_plus_one_per_top_level_section() -> None:
-    entries = document_entries("abc123", metadata(), TREE, total_pages=9)
+    entries = document_entries("abc123", metadata(), TREE, PAGES)
     assert len(entries) == 1 + len(TREE) == 4
     assert [e["key"] for e in entries] == [
         "document",
@@ -50,7 +52,7 @@ def test_one_document_entry_plus_one_per_top_level_section() -> None:
 
 
 def test_document_entry_text_and_payload() -> None:
-    doc = document_entries("abc123", metadata(), TREE, total_pages=9)[0]
+    doc = document_entries("abc123", metadata(), TREE, PAGES)[0]
     assert doc["text"] == (
         "Deep Widgets\nA paper about widgets.\nJane Doe, John Smith\nACL\n"
         "Sections: Abstract; 1 Introduction; 2 Method"
@@ -63,12 +65,13 @@ def test_document_entry_text_and_payload() -> None:
         "title": "Deep Widgets",
         "section_ids": ["0000", "0001", "0003"],
         "total_pages": 9,
+        "entries_version": ENTRIES_VERSION,
         "entry_type": "document",
     }
 
 
 def test_section_entry_text_and_payload() -> None:
-    section = document_entries("abc123", metadata(), TREE, total_pages=9)[2]
+    section = document_entries("abc123", metadata(), TREE, PAGES)[2]
     assert section["text"] == "1 Introduction\nSummary of 1 Introduction."
     assert section["payload"] == {
         "doc_id": "abc123",
@@ -78,6 +81,7 @@ def test_section_entry_text_and_payload() -> None:
         "title": "Deep Widgets",
         "section_ids": ["0000", "0001", "0003"],
         "total_pages": 9,
+        "entries_version": ENTRIES_VERSION,
         "entry_type": "section",
         "node_id": "0001",
         "section_title": "1 Introduction",
@@ -89,12 +93,21 @@ def test_section_entry_text_and_payload() -> None:
 def test_missing_venue_and_description_are_left_out_of_the_text() -> None:
     meta = metadata(venue=None)
     meta["description"] = ""
-    doc = document_entries("abc", meta, TREE[:1], total_pages=1)[0]
+    doc = document_entries("abc", meta, TREE[:1], PAGES[:1])[0]
     assert doc["text"] == "Deep Widgets\nJane Doe, John Smith\nSections: Abstract"
     assert doc["payload"]["venue"] is None
 
 
 def test_document_without_sections_has_one_entry() -> None:
-    entries = document_entries("abc", metadata(), [], total_pages=3)
+    entries = document_entries("abc", metadata(), [], PAGES[:3])
     assert [e["key"] for e in entries] == ["document"]
     assert entries[0]["payload"]["section_ids"] == []
+
+
+def test_dense_text_stays_compact_while_bm25_content_is_the_whole_text() -> None:
+    doc, abstract, intro, method = document_entries("abc123", metadata(), TREE, PAGES)
+    assert doc["content"] == "\n".join([doc["text"], *PAGES])
+    assert abstract["content"] == "Abstract\nText of page 1."
+    assert intro["content"] == "1 Introduction\nText of page 1.\nText of page 2.\nText of page 3."
+    assert "Text of page" not in intro["text"]
+    assert method["content"].endswith("Text of page 9.")

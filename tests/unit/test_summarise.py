@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ingest.summarise import (
     KEEP_TEXT_TOKENS,
-    SENTENCE_END,
     SUMMARY_TOKENS,
     clean_text,
     extractive_summary,
@@ -13,6 +12,7 @@ from ingest.summarise import (
 )
 from ingest.tree import Draft, iter_drafts
 from store.embeddings import count_tokens
+from store.text import split_sentences
 
 LONG_SENTENCES = [
     "The widget classifier reaches 91.5 % accuracy on the WidgetBench dataset with 12,000 "
@@ -80,7 +80,7 @@ def test_long_section_gets_short_extractive_summary_from_its_sentences() -> None
     summary = extractive_summary(Draft("4 Results", 1, 7, 8), body)
     assert summary
     assert count_tokens(summary) <= SUMMARY_TOKENS == 90
-    pieces = SENTENCE_END.split(summary)
+    pieces = split_sentences(summary)
     assert len(pieces) >= 2
     # Whole sentences come verbatim from the body; the last may be cut at the token budget.
     for piece in pieces[:-1]:

@@ -1,0 +1,65 @@
+"""Ranking inside one document: sections by their whole text, then their pages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from store.bm25 import BM25Index, bm25_tokens
+from store.types import TreeNode
+from tools.pages import page_score, rank_pages, rank_sections
+
+
+def node(node_id: str, title: str, start: int, end: int) -> TreeNode:
+    return TreeNode(
+        node_id=node_id, title=title, start_page=start, end_page=end, summary=title, nodes=[]
+    )
+
+
+PAGES = [
+    "We introduce a corpus of scientific papers.",
+    "The corpus holds 81 million papers with full text.",
+    "Parsing uses a PDF pipeline with GROBID.",
+    "We thank the reviewers.",
+]
+TREE = [
+    node("0000", "Introduction", 1, 2),
+    node("0001", "Method", 3, 3),
+    node("0002", "Thanks", 4, 4),
+]
+
+
+def flat_embed(texts: list[str]) -> list[list[float]]:
+    """A dense model that sees nothing: every text the same vector."""
+    return [[1.0, 0.0] for _ in texts]
+
+
+def test_one_query_counts_each_term_once() -> None:
+    docs = [["corpus", "paper"], ["paper"], ["pdf", "pdf", "pars"]]
+    scores = BM25Index.build(docs).score(["pdf", "pdf"])
+    idf = np.log((3 - 1 + 0.5) / (1 + 0.5) + 1)
+    norm = 1.2 * (1 - 0.75 + 0.75 * 3 / 2)
+    assert scores.tolist() == pytest.approx([0.0, 0.0, idf * 2 * 2.2 / (2 + norm)])
+
+
+def test_tokens_are_the_index_tokens() -> None:
+    assert bm25_tokens("The Papers were parsed") == ("paper", "pars")
+
+
+def test_page_score_scales_each_signal_by_its_best() -> None:
+    scores = page_score(np.array([4.0, 2.0, 0.0]), np.array([0.2, 0.4, 0.1]), dense_weight=2.0)
+    assert scores.tolist() == pytest.approx([1.0 + 1.0, 0.5 + 2.0, 0.0 + 0.5])
+
+
+def test_sections_rank_by_their_whole_text() -> None:
+    ranked = rank_sections("how many million papers", TREE, PAGES, flat_embed)
+    assert ranked[0][0]["node_id"] == "0000"  # "million" is on page 2, not in any title
+
+
+def test_pages_carry_both_signals_and_their_section() -> None:
+    ranked = rank_pages("81 million papers", [1, 2, 3], TREE, PAGES, flat_embed)
+    assert [r.page for r in ranked] == [1, 2, 3]
+    assert max(ranked, key=lambda r: r.bm25).page == 2
+    assert [r.node_id for r in ranked] == ["0000", "0000", "0001"]
+    assert all(r.dense == pytest.approx(1.0) for r in ranked)
+    assert rank_pages("anything", [], TREE, PAGES, flat_embed) == []

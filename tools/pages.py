@@ -1,0 +1,126 @@
+"""Ranking inside one document: its sections, then the pages of the sections that match.
+
+``search_within_paper`` and the offline navigator go from the tree straight to the best pages
+this way instead of reading whole sections in order. Both steps are hybrid, like layer 0: BM25
+(``store.bm25``, the index's tokens) and dense cosine (the index's embedding model), each divided
+by its best value among the candidates and added.
+
+- Sections are scored by BM25 over their whole text (title and pages) and dense cosine of their
+  title and summary; a parent's text includes its children's.
+- Pages of the best sections are scored by BM25 over each page's text and dense cosine of its
+  first ``DENSE_WORDS`` words. Only the ``DENSE_POOL`` pages BM25 ranks best are embedded, so a
+  100-page filing costs at most that many embeddings per query on a CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from store.bm25 import BM25Index, bm25_tokens
+from store.chunks import page_owners
+from store.entries import section_pages
+from store.types import TreeNode, walk
+from tools.search import scaled
+
+Embed = Callable[[list[str]], list[list[float]]]
+Floats = NDArray[np.float64]
+
+DENSE_POOL = 40
+DENSE_WORDS = 200
+PAGE_DENSE_WEIGHT = 3.0
+"""Weight of the dense signal against BM25 when pages are ranked; chosen by 5-fold
+cross-validation on the QASPER development papers together with the navigator's reading rule
+(``python -m evals.tune_reader``)."""
+
+
+@dataclass(frozen=True)
+class RankedPage:
+    """One page of a document with its raw signals (NaN-free: 0 where not scored)."""
+
+    page: int
+    bm25: float
+    dense: float
+    node_id: str
+
+    def as_dict(self, score: float) -> dict[str, float | int | str]:
+        return {
+            "page": self.page,
+            "score": round(score, 4),
+            "bm25": round(self.bm25, 4),
+            "dense": round(self.dense, 4),
+            "node_id": self.node_id,
+        }
+
+
+def page_score(bm25: Floats, dense: Floats, dense_weight: float = PAGE_DENSE_WEIGHT) -> Floats:
+    """Hybrid page score: BM25 and dense, each scaled by its best candidate."""
+    return scaled(bm25) + dense_weight * scaled(dense)
+
+
+def rank_sections(
+    query: str, tree: list[TreeNode], pages: list[str], embed: Embed
+) -> list[tuple[TreeNode, float]]:
+    """Every node of the tree with its hybrid score, best first (ties in document order)."""
+    nodes = walk(tree)
+    if not nodes:
+        return []
+    lexical = BM25Index.build([_section_tokens(n, pages) for n in nodes]).score(bm25_tokens(query))
+    dense = _cosines(query, [f"{n['title']}. {n['summary']}" for n in nodes], embed)
+    fused = scaled(lexical) + scaled(dense)
+    order = np.lexsort((np.arange(len(nodes)), -fused))
+    return [(nodes[int(i)], float(fused[i])) for i in order]
+
+
+def rank_pages(
+    query: str, numbers: Sequence[int], tree: list[TreeNode], pages: list[str], embed: Embed
+) -> list[RankedPage]:
+    """The given pages (1-based) with their BM25 and dense scores, in page order."""
+    if not numbers:
+        return []
+    texts = [pages[n - 1] for n in numbers]
+    lexical = BM25Index.build([bm25_tokens(t) for t in texts]).score(bm25_tokens(query))
+    pool = np.argsort(-lexical, kind="stable")[:DENSE_POOL]
+    dense = np.zeros(len(texts))
+    dense[pool] = _cosines(query, [" ".join(texts[i].split()[:DENSE_WORDS]) for i in pool], embed)
+    owners = page_owners(tree, len(pages))
+    return [
+        RankedPage(
+            n, float(lexical[i]), float(dense[i]), owners[n]["node_id"] if n in owners else ""
+        )
+        for i, n in enumerate(numbers)
+    ]
+
+
+def _section_tokens(node: TreeNode, pages: list[str]) -> list[str]:
+    """A section's title and pages as BM25 tokens (from the cached tokens of each page)."""
+    tokens = list(bm25_tokens(node["title"]))
+    for text in section_pages(node, pages):
+        tokens.extend(bm25_tokens(text))
+    return tokens
+
+
+_VECTORS: dict[str, Floats] = {}
+VECTOR_CACHE = 20_000
+"""Unit vectors of page and section texts kept per process (about 30 MB): every question
+about a document ranks the same texts, and embedding them is the cost of a query on a CPU."""
+
+
+def _cosines(query: str, texts: list[str], embed: Embed) -> Floats:
+    """Cosine of each text to the query; text vectors are cached, the query's is not."""
+    if not texts:
+        return np.zeros(0)
+    if len(_VECTORS) + len(texts) > VECTOR_CACHE:
+        _VECTORS.clear()
+    missing = list(dict.fromkeys(t for t in texts if t not in _VECTORS))
+    vectors = _unit(embed([query, *missing]))
+    _VECTORS.update(zip(missing, vectors[1:], strict=True))
+    return np.array([float(_VECTORS[t] @ vectors[0]) for t in texts])
+
+
+def _unit(rows: list[list[float]]) -> Floats:
+    vectors = np.asarray(rows, dtype=np.float64)
+    return np.asarray(vectors / (np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12))
