@@ -125,11 +125,9 @@ def test_served_agent_runs_streams_persists_and_coexists_with_the_cli(
         history = full_history(url, thread["thread_id"])
         assert len(history) > 10  # more than the SDK's default page
         before = server_trace(url, thread["thread_id"])
-        assert [s["tool"] for s in before["steps"]][:3] == [
-            "search_documents",
-            "get_document_tree",
-            "get_page_content",
-        ]
+        tools = [s["tool"] for s in before["steps"]]
+        assert tools[0] == "search_documents" and tools[-1] == "get_page_content"
+        assert {"get_document_tree", "search_within_paper"} <= set(tools)
         assert before["question"] == QUESTION
         assert before["adherence"]["followed_order"] is True
 
