@@ -33,7 +33,7 @@ from evals.datasets import EvalQuestion, load_qasper
 from evals.metrics import qasper_evidence_f1
 from graph.navigator import WITHIN_SECTIONS
 from store.catalog import open_catalog
-from tools.pages import page_score, rank_pages, rank_sections
+from tools.pages import page_score, pages_to_read, rank_pages, rank_sections
 from tools.schemas import MAX_PAGES_PER_CALL
 
 QASPER_FILE = Path("../shared/data/qasper/qasper-test-v0.3.dev100.json")
@@ -89,8 +89,8 @@ def read_pages(item: Scored, setting: Setting) -> set[tuple[str, int]]:
     if not item.pages:
         return set()
     scores = page_score(item.bm25, item.dense, weight)
-    order = np.argsort(-scores, kind="stable")[: min(most, MAX_PAGES_PER_CALL)]
-    return {(item.key, item.pages[int(i)]) for i in order if scores[i] >= ratio * scores[order[0]]}
+    chosen = pages_to_read(scores, min(most, MAX_PAGES_PER_CALL), ratio)
+    return {(item.key, item.pages[i]) for i in chosen}
 
 
 def grid_scores(scored: list[Scored]) -> dict[Setting, np.ndarray]:

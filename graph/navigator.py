@@ -28,7 +28,7 @@ from store.embeddings import default_cache_dir, dense_embedder
 from store.settings import IndexSettings
 from store.text import split_sentences
 from tools.formatting import author_label
-from tools.pages import page_score
+from tools.pages import page_score, pages_to_read
 
 WORD = re.compile(r"[a-z0-9]+")
 SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b", re.IGNORECASE)
@@ -269,12 +269,10 @@ class NavigatorChatModel(BaseChatModel):
             np.array([p["bm25"] for _, p in candidates]),
             np.array([p["dense"] for _, p in candidates]),
         )
-        order = np.argsort(-scores, kind="stable")[: min(self.max_read_pages, self.page_cap)]
+        most = min(self.max_read_pages, self.page_cap)
         plan: dict[str, list[int]] = {}
-        for index in order:
-            if scores[index] < self.read_ratio * scores[order[0]]:
-                break
-            doc_id, page = candidates[int(index)]
+        for index in pages_to_read(scores, most, self.read_ratio):
+            doc_id, page = candidates[index]
             plan.setdefault(doc_id, []).append(int(page["page"]))
         return [(doc_id, sorted(pages)) for doc_id, pages in plan.items()]
 

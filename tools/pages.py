@@ -61,6 +61,13 @@ def page_score(bm25: Floats, dense: Floats, dense_weight: float = PAGE_DENSE_WEI
     return scaled(bm25) + dense_weight * scaled(dense)
 
 
+def pages_to_read(scores: Floats, most: int, ratio: float) -> list[int]:
+    """Positions of the best-scoring pages, best first: at most ``most``, each scoring at least
+    ``ratio`` × the best (the navigator's reading rule, also what ``evals.tune_reader`` tunes)."""
+    order = np.argsort(-scores, kind="stable")[:most]
+    return [int(i) for i in order if scores[i] >= ratio * scores[order[0]]]
+
+
 def rank_sections(
     query: str, tree: list[TreeNode], pages: list[str], embed: Embed
 ) -> list[tuple[TreeNode, float]]:
