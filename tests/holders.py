@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -43,15 +44,25 @@ else:
             with catalog.index.lending_to_readers():
                 catalog.index.count()  # opens the folder
                 hold()
+                # Whether a waiting reader made the batch close its client meanwhile.
+                print("lent" if "client" not in catalog.index.__dict__ else "kept", flush=True)
         else:
             hold()
 """
 START_TIMEOUT_S = 60
 
 
+@dataclass
+class HolderProcess:
+    """The helper process: its pid, and once the block ends what it said on letting go."""
+
+    pid: int
+    last_words: str = ""
+
+
 @contextmanager
-def holding(root: Path, mode: str) -> Iterator[int]:
-    """Run the helper in ``mode`` on the library at ``root`` for the block; yields its pid."""
+def holding(root: Path, mode: str) -> Iterator[HolderProcess]:
+    """Run the helper in ``mode`` on the library at ``root`` for the block."""
     process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(root), mode],
         cwd=ROOT,
@@ -64,7 +75,8 @@ def holding(root: Path, mode: str) -> Iterator[int]:
     try:
         # The helper never waits (VECTREE_WRITE_WAIT=0): it prints "held" or exits at once.
         assert process.stdout.readline().strip() == "held", "the lock holder did not start"
-        yield process.pid
+        holder = HolderProcess(process.pid)
+        yield holder
     finally:
         process.stdin.close()
         try:
@@ -72,3 +84,4 @@ def holding(root: Path, mode: str) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    holder.last_words = process.stdout.read().strip()

@@ -56,7 +56,8 @@ def test_threads_of_one_process_share_the_lock(tmp_path: Path) -> None:
 def test_another_process_waits_then_fails_naming_the_holder(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with holding(tmp_path, "write") as pid:
+    with holding(tmp_path, "write") as process:
+        pid = process.pid
         assert holder(tmp_path) == Holder(pid, "vectree ingest")
         started = time.monotonic()
         with (
@@ -92,7 +93,8 @@ def test_a_waiting_writer_gets_the_lock_once_the_holder_lets_go(tmp_path: Path) 
 
 
 def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
-    with holding(tmp_path, "write") as pid:
+    with holding(tmp_path, "write") as process:
+        pid = process.pid
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while process_alive(pid) and time.monotonic() < deadline:
