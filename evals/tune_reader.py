@@ -1,17 +1,16 @@
 """Cross-validate the offline reader's constants on QASPER gold-paper questions.
 
 The navigator reads the pages ``search_within_paper`` ranks best: their score is BM25 plus
-``PAGE_DENSE_WEIGHT`` × dense (each scaled by the best candidate, ``tools.pages``), and it reads
-those within ``READ_RATIO`` of the best, at most ``MAX_READ_PAGES`` (``graph.navigator``). This
-script scores every question once with the product's own ranking (the best sections of the gold
-paper, then their pages) and evaluates a grid of the three constants by the official QASPER
-Evidence-F1 of the pages that would be read. Folds are by paper (a paper's questions never
-appear on both sides), so the held-out figure is what the constants give on papers they were
-not chosen on. It prints each fold's choice and held-out score and the pooled held-out
-Evidence-F1; ``--json`` writes them.
+``PAGE_DENSE_WEIGHT`` × dense (each scaled by the best candidate) plus ``PAGE_SECTION_WEIGHT`` ×
+the score of the best section holding the page (``tools.pages``), and it reads those within
+``READ_RATIO`` of the best, at most ``MAX_READ_PAGES`` (``graph.navigator``). This script scores
+every page of the gold paper once per question with the product's own ranking and evaluates a
+grid of the four constants by the official QASPER Evidence-F1 of the pages that would be read.
+Folds are by paper (a paper's questions never appear on both sides), so the held-out figure is
+what the constants give on papers they were not chosen on. It prints each fold's choice and
+held-out score and the pooled held-out Evidence-F1; ``--json`` writes them.
 
-    python -m evals.tune_reader --library DIR [--data QASPER.json] [--folds 5] [--sections N]
-        [--json OUT]
+    python -m evals.tune_reader --library DIR [--data QASPER.json] [--folds 5] [--json OUT]
 
 The library must hold the QASPER papers (``vectree ingest QASPER.json --library DIR``).
 """
@@ -31,16 +30,16 @@ from tqdm import tqdm
 
 from evals.datasets import EvalQuestion, load_qasper
 from evals.metrics import qasper_evidence_f1
-from graph.navigator import WITHIN_SECTIONS
 from store.catalog import open_catalog
-from tools.pages import page_score, pages_to_read, rank_pages, rank_sections
+from tools.pages import page_score, pages_to_read, rank_pages
 from tools.schemas import MAX_PAGES_PER_CALL
 
 QASPER_FILE = Path("../shared/data/qasper/qasper-test-v0.3.dev100.json")
-DENSE_WEIGHTS = (0.5, 1.0, 1.5, 2.0, 3.0)
+DENSE_WEIGHTS = (1.0, 1.5, 2.0, 3.0)
+SECTION_WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0)
 MAX_PAGES = (1, 2, 3, 4)
-RATIOS = (0.6, 0.7, 0.75, 0.8, 0.9, 1.0)
-Setting = tuple[float, int, float]
+RATIOS = (0.6, 0.7, 0.8, 0.9)
+Setting = tuple[float, float, int, float]
 
 
 @dataclass
@@ -52,11 +51,10 @@ class Scored:
     pages: list[int]
     bm25: np.ndarray
     dense: np.ndarray
+    section: np.ndarray
 
 
-def score_questions(
-    library: Path, data: Path, progress: bool, sections: int = WITHIN_SECTIONS
-) -> list[Scored]:
+def score_questions(library: Path, data: Path, progress: bool) -> list[Scored]:
     """The product's within-paper ranking for every single-paper question of ``data``."""
     catalog = open_catalog(library)
     doc_of = {r["source"].split("#")[-1]: r["doc_id"] for r in catalog.library.documents()}
@@ -68,9 +66,7 @@ def score_questions(
     for question in tqdm(questions, desc="rank pages", disable=not progress, file=sys.stderr):
         doc_id = doc_of[question.doc_keys[0]]
         tree, pages = catalog.library.tree(doc_id), catalog.library.pages(doc_id)
-        best = [n for n, _ in rank_sections(question.question, tree, pages, embed)][:sections]
-        numbers = sorted({p for n in best for p in range(n["start_page"], n["end_page"] + 1)})
-        ranked = rank_pages(question.question, numbers, tree, pages, embed)
+        ranked = rank_pages(question.question, tree, pages, embed)
         scored.append(
             Scored(
                 question,
@@ -78,6 +74,7 @@ def score_questions(
                 [r.page for r in ranked],
                 np.array([r.bm25 for r in ranked]),
                 np.array([r.dense for r in ranked]),
+                np.array([r.section for r in ranked]),
             )
         )
     return scored
@@ -85,10 +82,10 @@ def score_questions(
 
 def read_pages(item: Scored, setting: Setting) -> set[tuple[str, int]]:
     """The pages the navigator would read under one setting of the constants."""
-    weight, most, ratio = setting
+    dense_weight, section_weight, most, ratio = setting
     if not item.pages:
         return set()
-    scores = page_score(item.bm25, item.dense, weight)
+    scores = page_score(item.bm25, item.dense, item.section, dense_weight, section_weight)
     chosen = pages_to_read(scores, min(most, MAX_PAGES_PER_CALL), ratio)
     return {(item.key, item.pages[i]) for i in chosen}
 
@@ -99,7 +96,7 @@ def grid_scores(scored: list[Scored]) -> dict[Setting, np.ndarray]:
         setting: np.array(
             [qasper_evidence_f1(read_pages(s, setting), s.question.evidence_sets) for s in scored]
         )
-        for setting in itertools.product(DENSE_WEIGHTS, MAX_PAGES, RATIOS)
+        for setting in itertools.product(DENSE_WEIGHTS, SECTION_WEIGHTS, MAX_PAGES, RATIOS)
     }
 
 
@@ -116,20 +113,21 @@ def cross_validate(grid: dict[Setting, np.ndarray], fold: np.ndarray) -> dict[st
     rows, held = [], []
     for f in sorted(set(fold.tolist())):
         train, test = fold != f, fold == f
-        best = max(grid, key=lambda s: (grid[s][train].mean(), -s[1]))
+        best = max(grid, key=lambda s: (grid[s][train].mean(), -s[2]))
         held.append(grid[best][test])
         rows.append(
             {
                 "fold": f,
                 "questions": int(test.sum()),
                 "dense_weight": best[0],
-                "max_pages": best[1],
-                "ratio": best[2],
+                "section_weight": best[1],
+                "max_pages": best[2],
+                "ratio": best[3],
                 "train_f1": round(float(grid[best][train].mean()), 4),
                 "held_out_f1": round(float(grid[best][test].mean()), 4),
             }
         )
-    whole = max(grid, key=lambda s: (grid[s].mean(), -s[1]))
+    whole = max(grid, key=lambda s: (grid[s].mean(), -s[2]))
     return {
         "folds": rows,
         "cross_validated_f1": round(float(np.concatenate(held).mean()), 4),
@@ -142,18 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--library", type=Path, required=True, help="library with the papers")
     parser.add_argument("--data", type=Path, default=QASPER_FILE, help="QASPER JSON file")
     parser.add_argument("--folds", type=int, default=5, help="folds by paper (default 5)")
-    parser.add_argument(
-        "--sections", type=int, default=WITHIN_SECTIONS, help="sections whose pages are ranked"
-    )
     parser.add_argument("--json", type=Path, help="also write the result here")
     args = parser.parse_args(argv)
-    scored = score_questions(args.library, args.data, progress=True, sections=args.sections)
+    scored = score_questions(args.library, args.data, progress=True)
     result = cross_validate(grid_scores(scored), paper_folds(scored, args.folds))
     result["questions"] = len(scored)
     for row in result["folds"]:
         print(
             f"fold {row['fold']} ({row['questions']} questions): dense weight "
-            f"{row['dense_weight']}, at most {row['max_pages']} pages, ratio {row['ratio']} — "
+            f"{row['dense_weight']}, section weight {row['section_weight']}, at most "
+            f"{row['max_pages']} pages, ratio {row['ratio']} — "
             f"train {row['train_f1']:.3f}, held out {row['held_out_f1']:.3f}"
         )
     print(f"cross-validated Evidence-F1: {result['cross_validated_f1']:.3f}")

@@ -66,7 +66,7 @@ class AgentRequest(BaseModel):
         if value is None:
             return []
         if not isinstance(value, list):
-            raise ValueError("doc_ids must be a list of document ids, e.g. [\"3f2a…\"]")
+            raise ValueError('doc_ids must be a list of document ids, e.g. ["3f2a…"]')
         return [checked_doc_id(item) for item in value]
 
 

@@ -72,14 +72,16 @@ EXTRACTIVE_NOTE = (
     "Extractive answer (offline reader: no language model is configured, so these are the "
     "sentences from the pages read that best match the question, quoted as printed):"
 )
-MAX_READ_PAGES = 3
+MAX_READ_PAGES = 4
 READ_RATIO = 0.7
 """Read the pages whose within-paper score is at least ``READ_RATIO`` × the best page's, at most
 ``MAX_READ_PAGES`` of them: evidence is good enough once the pages that match about as well as
-the best one are read. Both were chosen, with ``tools.pages.PAGE_DENSE_WEIGHT``, by 5-fold
-cross-validation over the QASPER development papers (``python -m evals.tune_reader``; folds in
-README, Benchmarks)."""
+the best one are read. Both were chosen with ``tools.pages``' weights on the QASPER development
+papers, the choice cross-validated over 5 folds by paper (``python -m evals.tune_reader``; folds
+in README, Benchmarks)."""
 WITHIN_SECTIONS = 5
+"""Sections ``search_within_paper`` lists for the navigator (its pages are ranked over the whole
+document either way)."""
 DENSE_POOL = 40
 DENSE_WORDS = 48
 NO_DOCUMENTS = (
@@ -268,6 +270,7 @@ class NavigatorChatModel(BaseChatModel):
         scores = page_score(
             np.array([p["bm25"] for _, p in candidates]),
             np.array([p["dense"] for _, p in candidates]),
+            np.array([p["section"] for _, p in candidates]),
         )
         most = min(self.max_read_pages, self.page_cap)
         plan: dict[str, list[int]] = {}

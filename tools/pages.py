@@ -1,15 +1,19 @@
-"""Ranking inside one document: its sections, then the pages of the sections that match.
+"""Ranking inside one document: its sections, then its pages, the tree lending each page the
+score of the best section that holds it.
 
 ``search_within_paper`` and the offline navigator go from the tree straight to the best pages
 this way instead of reading whole sections in order. Both steps are hybrid, like layer 0: BM25
 (``store.bm25``, the index's tokens) and dense cosine (the index's embedding model), each divided
 by its best value among the candidates and added.
 
-- Sections are scored by BM25 over their whole text (title and pages) and dense cosine of their
-  title and summary; a parent's text includes its children's.
-- Pages of the best sections are scored by BM25 over each page's text and dense cosine of its
-  first ``DENSE_WORDS`` words. Only the ``DENSE_POOL`` pages BM25 ranks best are embedded, so a
-  100-page filing costs at most that many embeddings per query on a CPU.
+- Sections (every node) are scored by BM25 over their whole text (title and pages) and dense
+  cosine of their title and summary; a parent's text includes its children's.
+- Every page is scored by BM25 over its text, dense cosine of its first ``DENSE_WORDS`` words,
+  and ``PAGE_SECTION_WEIGHT`` × its section score (the best-scoring node whose page range holds
+  it, that score divided by the best node's). The structure so decides between pages whose
+  words match about equally: a balance-sheet page inside the section about the balance sheet
+  beats the note that mentions it. Only the ``DENSE_POOL`` pages best by BM25 and section are
+  embedded, so a 300-page filing costs at most that many embeddings per query on a CPU.
 """
 
 from __future__ import annotations
@@ -31,10 +35,11 @@ Floats = NDArray[np.float64]
 
 DENSE_POOL = 40
 DENSE_WORDS = 200
-PAGE_DENSE_WEIGHT = 3.0
-"""Weight of the dense signal against BM25 when pages are ranked; chosen by 5-fold
-cross-validation on the QASPER development papers together with the navigator's reading rule
-(``python -m evals.tune_reader``)."""
+PAGE_DENSE_WEIGHT = 2.0
+PAGE_SECTION_WEIGHT = 1.0
+"""Weights of the dense and the section signal against BM25 when pages are ranked; chosen with
+the navigator's reading rule on the QASPER development papers, the choice cross-validated over
+5 folds by paper (``python -m evals.tune_reader``; folds in README, Benchmarks)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ class RankedPage:
     page: int
     bm25: float
     dense: float
+    section: float
     node_id: str
 
     def as_dict(self, score: float) -> dict[str, float | int | str]:
@@ -52,13 +58,30 @@ class RankedPage:
             "score": round(score, 4),
             "bm25": round(self.bm25, 4),
             "dense": round(self.dense, 4),
+            "section": round(self.section, 4),
             "node_id": self.node_id,
         }
 
 
-def page_score(bm25: Floats, dense: Floats, dense_weight: float = PAGE_DENSE_WEIGHT) -> Floats:
-    """Hybrid page score: BM25 and dense, each scaled by its best candidate."""
-    return scaled(bm25) + dense_weight * scaled(dense)
+def page_score(
+    bm25: Floats,
+    dense: Floats,
+    section: Floats,
+    dense_weight: float = PAGE_DENSE_WEIGHT,
+    section_weight: float = PAGE_SECTION_WEIGHT,
+) -> Floats:
+    """Hybrid page score: BM25 and dense, each scaled by its best candidate, plus the section
+    score (already scaled within its document)."""
+    return scaled(bm25) + dense_weight * scaled(dense) + section_weight * section
+
+
+def scores_of(ranked: Sequence[RankedPage]) -> Floats:
+    """``page_score`` of ranked pages with the product's weights."""
+    return page_score(
+        np.array([r.bm25 for r in ranked]),
+        np.array([r.dense for r in ranked]),
+        np.array([r.section for r in ranked]),
+    )
 
 
 def pages_to_read(scores: Floats, most: int, ratio: float) -> list[int]:
@@ -82,23 +105,47 @@ def rank_sections(
     return [(nodes[int(i)], float(fused[i])) for i in order]
 
 
+def section_signal(sections: Sequence[tuple[TreeNode, float]], total_pages: int) -> Floats:
+    """Each page's section score (index 0 is page 1): the best score of a node whose range
+    holds the page, divided by the best node's; 0 for pages no node holds."""
+    signal = np.zeros(total_pages)
+    best = max((score for _, score in sections), default=0.0)
+    if best <= 0:
+        return signal
+    for node, score in sections:
+        span = slice(node["start_page"] - 1, min(node["end_page"], total_pages))
+        signal[span] = np.maximum(signal[span], score / best)
+    return signal
+
+
 def rank_pages(
-    query: str, numbers: Sequence[int], tree: list[TreeNode], pages: list[str], embed: Embed
+    query: str,
+    tree: list[TreeNode],
+    pages: list[str],
+    embed: Embed,
+    sections: Sequence[tuple[TreeNode, float]] | None = None,
 ) -> list[RankedPage]:
-    """The given pages (1-based) with their BM25 and dense scores, in page order."""
-    if not numbers:
+    """Every page of the document with its three signals, in page order; ``sections`` is
+    ``rank_sections``'s result when the caller already has it."""
+    if not pages:
         return []
-    texts = [pages[n - 1] for n in numbers]
-    lexical = BM25Index.build([bm25_tokens(t) for t in texts]).score(bm25_tokens(query))
-    pool = np.argsort(-lexical, kind="stable")[:DENSE_POOL]
-    dense = np.zeros(len(texts))
-    dense[pool] = _cosines(query, [" ".join(texts[i].split()[:DENSE_WORDS]) for i in pool], embed)
+    ranked = rank_sections(query, tree, pages, embed) if sections is None else sections
+    section = section_signal(ranked, len(pages))
+    lexical = BM25Index.build([bm25_tokens(t) for t in pages]).score(bm25_tokens(query))
+    pool = np.argsort(-(scaled(lexical) + PAGE_SECTION_WEIGHT * section), kind="stable")
+    pool = pool[:DENSE_POOL]
+    dense = np.zeros(len(pages))
+    dense[pool] = _cosines(query, [" ".join(pages[i].split()[:DENSE_WORDS]) for i in pool], embed)
     owners = page_owners(tree, len(pages))
     return [
         RankedPage(
-            n, float(lexical[i]), float(dense[i]), owners[n]["node_id"] if n in owners else ""
+            n,
+            float(lexical[n - 1]),
+            float(dense[n - 1]),
+            float(section[n - 1]),
+            owners[n]["node_id"] if n in owners else "",
         )
-        for i, n in enumerate(numbers)
+        for n in range(1, len(pages) + 1)
     ]
 
 

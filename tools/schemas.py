@@ -57,7 +57,8 @@ class get_document_tree(ToolArgs):
 
 class search_within_paper(ToolArgs):
     """The sections of one document that best match a query, with page ranges and full
-    summaries (layer 1)."""
+    summaries, then the document's best pages for it, scored by their words, their meaning and
+    the section holding them (layer 1). Open the best pages with get_page_content."""
 
     layer = 1
 

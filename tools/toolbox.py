@@ -20,7 +20,7 @@ from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
 from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id
 from tools import formatting, schemas
-from tools.pages import page_score, rank_pages, rank_sections
+from tools.pages import rank_pages, rank_sections, scores_of
 from tools.results import Tool, ToolResult, failure
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
 from tools.search import DocumentSearch
@@ -222,10 +222,10 @@ class Toolbox:
             return known
         tree, pages = self.library.tree(known), self.library.pages(known)
         embed = self.catalog.index.embed_dense
-        best = [node for node, _ in rank_sections(query, tree, pages, embed)[:limit]]
-        numbers = sorted({p for n in best for p in range(n["start_page"], n["end_page"] + 1)})
-        ranked = rank_pages(query, numbers, tree, pages, embed)
-        scores = page_score(np.array([r.bm25 for r in ranked]), np.array([r.dense for r in ranked]))
+        sections_ranked = rank_sections(query, tree, pages, embed)
+        best = [node for node, _ in sections_ranked[:limit]]
+        ranked = rank_pages(query, tree, pages, embed, sections_ranked)
+        scores = scores_of(ranked)
         order = np.lexsort((np.arange(len(ranked)), -scores))[:MAX_PAGES_PER_CALL]
         top_pages = [ranked[int(i)].as_dict(float(scores[i])) for i in order]
         sections = [{**_node_ref(n), "summary": n["summary"]} for n in best]
@@ -235,7 +235,7 @@ class Toolbox:
         ]
         if top_pages:
             listed = ", ".join(f"p.{p['page']} ({p['score']:.2f})" for p in top_pages)
-            lines.append(f"Best pages in these sections: {listed}")
+            lines.append(f"Best pages (text, meaning and section): {listed}")
         return ToolResult(
             content="\n".join(lines) or "No sections.",
             artifact={"doc_id": known, "sections": sections, "pages": top_pages},
