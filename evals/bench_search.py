@@ -3,8 +3,11 @@
 Each scale is a fresh library in a temporary folder whose Qdrant local-mode collection holds
 1 document entry + 8 section entries per document (9 points per document). Texts are drawn
 from a Zipf-distributed synthetic vocabulary and get real BM25 vectors from the project's
-sparse embedder; dense vectors are random unit vectors (embedding 90,000 texts with MiniLM
-on two cores would take several minutes and latency does not depend on what they mean).
+sparse embedder. As in the product (entries version 2), each section's BM25 vector covers its
+content (``--content-words`` words, besides the compact text) and the document's covers all of
+its sections; ``--content-words 0`` builds the compact entries of version 1 (before). Dense
+vectors are random unit vectors (embedding 90,000 texts with MiniLM on two cores would take
+several minutes and latency does not depend on what they mean).
 Every document gets a ``docs/<id>/`` folder so the visibility check runs as in production.
 
 Measured per scale and engine, over ``--queries`` queries after a warm-up:
@@ -22,7 +25,8 @@ that, local mode is far too slow for 50 queries × 3 cases, so it is probed with
 
 The floor is search p50 ≤ 50 ms at 10,000 documents with the default engine (matrix):
 
-    python -m evals.bench_search [--docs 1000 10000] [--queries 50] [--json]
+    python -m evals.bench_search [--docs 1000 10000] [--queries 50] [--content-words 500]
+        [--json]
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ SECTIONS_PER_DOC = 8
 VOCABULARY = 30_000
 DOC_WORDS = 60
 SECTION_WORDS = 40
+CONTENT_WORDS = 500
+"""Words of a section's content behind its BM25 vector (QASPER papers: about 550 per top-level
+section)."""
 QUERY_WORDS = 6
 VENUES = ("ACL", "EMNLP", "NAACL", "NeurIPS", "ICML", "ICLR", "TACL", "arXiv", "Nature", "SIGIR")
 UPSERT_BATCH = 1024
@@ -78,7 +85,9 @@ class Corpus:
 
 
 # -- building a synthetic library ------------------------------------------------------------------
-def build_library(root: Path, docs: int, corpus: Corpus) -> Catalog:
+def build_library(
+    root: Path, docs: int, corpus: Corpus, content_words: int = CONTENT_WORDS
+) -> Catalog:
     """A library with ``docs`` visible documents and their 9 committed points each."""
     catalog = open_catalog(root)
     catalog.index.ensure_collection()
@@ -86,7 +95,7 @@ def build_library(root: Path, docs: int, corpus: Corpus) -> Catalog:
     rng = np.random.default_rng(docs)
     for start in range(0, docs, UPSERT_BATCH // (1 + SECTIONS_PER_DOC)):
         batch = range(start, min(docs, start + UPSERT_BATCH // (1 + SECTIONS_PER_DOC)))
-        _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim)
+        _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim, content_words)
     catalog.library.bump_index_version()
     return catalog
 
@@ -99,11 +108,17 @@ def _dimension(catalog: Catalog) -> int:
 
 
 def _write_batch(
-    catalog: Catalog, doc_ids: list[str], corpus: Corpus, rng: np.random.Generator, dim: int
+    catalog: Catalog,
+    doc_ids: list[str],
+    corpus: Corpus,
+    rng: np.random.Generator,
+    dim: int,
+    content_words: int,
 ) -> None:
     """Payloads, texts, BM25 vectors and random unit dense vectors for a batch of documents."""
     payloads: list[dict[str, Any]] = []
     keys: list[tuple[str, str]] = []
+    contents: list[str] = []  # what each point's BM25 vector is built from
     for doc_id in doc_ids:
         base = {
             "doc_id": doc_id,
@@ -117,6 +132,8 @@ def _write_batch(
         }
         payloads.append({**base, "entry_type": "document", "text": corpus.text(DOC_WORDS)})
         keys.append((doc_id, "document"))
+        sections = [corpus.text(content_words) for _ in range(SECTIONS_PER_DOC)]
+        contents.append(" ".join([payloads[-1]["text"], *sections]))
         for i in range(SECTIONS_PER_DOC):
             payloads.append(
                 {
@@ -130,8 +147,9 @@ def _write_batch(
                 }
             )
             keys.append((doc_id, f"section:{i:04d}"))
+            contents.append(f"{payloads[-1]['text']} {sections[i]}")
         _write_visible(catalog, base)
-    sparse = catalog.index.embed_sparse([p["text"] for p in payloads])
+    sparse = catalog.index.embed_sparse(contents)
     dense = rng.standard_normal((len(payloads), dim)).astype(np.float32)
     dense /= np.linalg.norm(dense, axis=1, keepdims=True)
     points = [
@@ -250,7 +268,9 @@ def measure_loads(root: Path, docs: int) -> list[dict[str, Any]]:
     ]
 
 
-def run_scale(docs: int, n_queries: int, qdrant_max_docs: int, probe: int) -> dict[str, Any]:
+def run_scale(
+    docs: int, n_queries: int, qdrant_max_docs: int, probe: int, content_words: int = CONTENT_WORDS
+) -> dict[str, Any]:
     """Build one scale, then measure loads, the matrix engine and the Qdrant engine.
 
     Above ``qdrant_max_docs`` the Qdrant engine (local mode: ~1–3 s a query at 10,000
@@ -261,7 +281,7 @@ def run_scale(docs: int, n_queries: int, qdrant_max_docs: int, probe: int) -> di
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "library"
         started = time.perf_counter()
-        build_library(root, docs, corpus)
+        build_library(root, docs, corpus, content_words)
         build_s = time.perf_counter() - started
         _log(f"{docs} docs: built in {build_s:.0f} s")
         loads = measure_loads(root, docs)
@@ -273,7 +293,13 @@ def run_scale(docs: int, n_queries: int, qdrant_max_docs: int, probe: int) -> di
             rows += measure_engine(catalog, "qdrant", queries[:probe], docs, warmup=1)
         close_catalogs()
         clear_engines()
-    return {"docs": docs, "build_s": round(build_s, 1), "latency": rows, "loads": loads}
+    return {
+        "docs": docs,
+        "content_words": content_words,
+        "build_s": round(build_s, 1),
+        "latency": rows,
+        "loads": loads,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,10 +315,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--qdrant-probe", type=int, default=5, help="queries for the Qdrant probe (0: skip)"
     )
+    parser.add_argument(
+        "--content-words",
+        type=int,
+        default=CONTENT_WORDS,
+        help="words of content behind each section's BM25 vector (0: compact entries, version 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
     results = [
-        run_scale(docs, args.queries, args.qdrant_max_docs, args.qdrant_probe) for docs in args.docs
+        run_scale(docs, args.queries, args.qdrant_max_docs, args.qdrant_probe, args.content_words)
+        for docs in args.docs
     ]
     if args.json:
         print(json.dumps(results, indent=1))

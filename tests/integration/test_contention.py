@@ -39,6 +39,9 @@ BATCH = [
     "P14-1059.pdf",
     "bunescu-acl07.pdf",
     "map-reduce.pdf",
+    "2020.acl-main.447.pdf",
+    "2304.02623v1.pdf",
+    "four-lectures.pdf",
 ]
 QUESTION = "What does the semantic parser SCISSOR integrate?"
 CLI_TIMEOUT_S = 180
@@ -56,6 +59,28 @@ def vectree(
         text=True,
         timeout=CLI_TIMEOUT_S,
     )
+
+
+def all_at_once(
+    library: Path, commands: list[tuple[tuple[str, ...], float | None]]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Run CLI commands (arguments, VECTREE_WRITE_WAIT) in parallel processes; their results."""
+    running = [
+        subprocess.Popen(
+            _command(library, *args),
+            cwd=ROOT,
+            env=_env(wait),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args, wait in commands
+    ]
+    results = []
+    for process in running:
+        out, err = process.communicate(timeout=CLI_TIMEOUT_S)
+        results.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    return results
 
 
 def _command(library: Path, *args: str) -> list[str]:
@@ -254,18 +279,25 @@ def test_a_real_ingest_with_readers_and_writers_at_the_same_time(tmp_path: Path)
         shutil.copy(PDF_DIR / name, folder / name)
     library = tmp_path / "library"
     log = tmp_path / "ingest.err"
-    ingest = start(library, log, "ingest", str(folder), "--json")
+    # One worker: the batch then lasts long enough for everything below to happen meanwhile.
+    ingest = start(library, log, "ingest", str(folder), "--workers", "1", "--json")
     try:
         docs = library / "docs"
         deadline = time.monotonic() + CLI_TIMEOUT_S
         while time.monotonic() < deadline and not (docs.is_dir() and any(docs.iterdir())):
             time.sleep(0.1)
         first = _doc_ids(library)[0]
-        asked = vectree(library, "ask", "What is this paper about?", "--doc", first, "--json")
-        searched = vectree(library, "search", "*", "--json")
-        tree = vectree(library, "tree", first, "--json")
-        second = vectree(library, "ingest", str(PDF_DIR / "earthmover.pdf"), wait=1)
-        removal = vectree(library, "remove", first, wait=1)
+        # All at once, so that together they take as long as the slowest while the batch runs.
+        asked, searched, tree, second, removal = all_at_once(
+            library,
+            [
+                (("ask", "What is this paper about?", "--doc", first, "--json"), None),
+                (("search", "*", "--json"), None),
+                (("tree", first, "--json"), None),
+                (("ingest", str(PDF_DIR / "earthmover.pdf")), 1),
+                (("remove", first), 1),
+            ],
+        )
         assert ingest.poll() is None, "the ingest must still run while the others ran"
     finally:
         out, _ = ingest.communicate(timeout=600)
