@@ -133,13 +133,15 @@ def test_ranks_are_one_based_descending_with_ties_by_position() -> None:
     assert math.isnan(ranks(np.array([0.2, 0.9, 0.2, NAN]))[3])
 
 
+TWO_DOCUMENTS = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
+PART = SectionInfo("0001", "Part", 1, 1)
+
+
 def test_document_scores_take_the_best_entry_of_each_signal() -> None:
-    infos = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
-    part = SectionInfo("0001", "Part", 1, 1)
     candidates = Candidates(
-        documents=infos,
+        documents=TWO_DOCUMENTS,
         entry_doc=np.array([0, 0, 1, 0]),
-        sections=[None, part, part, part],
+        sections=[None, PART, PART, PART],
         dense=np.array([0.2, 0.7, NAN, NAN], dtype=np.float32),
         bm25=np.array([NAN, 1.0, 4.0, 6.0], dtype=np.float32),
     )
@@ -154,12 +156,10 @@ def test_document_scores_take_the_best_entry_of_each_signal() -> None:
 def test_fusion_adds_the_signals_each_scaled_by_its_best_candidate() -> None:
     assert scaled(np.array([2.0, 1.0, NAN, -0.5])).tolist() == [1.0, 0.5, 0.0, 0.0]
     assert scaled(np.array([NAN, NAN])).tolist() == [0.0, 0.0]
-    infos = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
-    part = SectionInfo("0001", "Part", 1, 1)
     candidates = Candidates(
-        documents=infos,
+        documents=TWO_DOCUMENTS,
         entry_doc=np.array([0, 0, 1, 1]),
-        sections=[None, part, None, part],
+        sections=[None, PART, None, PART],
         dense=np.array([0.4, 0.2, 0.2, NAN], dtype=np.float32),
         bm25=np.array([10.0, 2.0, 5.0, 8.0], dtype=np.float32),
     )
