@@ -2,10 +2,11 @@
 
 It is a real LangChain chat model that emits tool calls, so it runs through exactly the same
 graph, tools, budget and checkpoints as an LLM: search → open the best documents' trees →
-search within each of them (``search_within_paper`` ranks the matching sections' pages, hybrid
-BM25 + dense) → read the best pages, as many as come close to the best one (``READ_RATIO``, at
-most ``MAX_READ_PAGES``) → answer extractively with page citations, saying plainly that the
-answer is extractive. It is the embedded default and the reproducible offline baseline.
+search within each of them (``search_within_paper`` ranks every page, BM25 + dense + the score
+of the best section holding it) → read the best pages, as many as come close to the best one
+(``READ_RATIO``, at most ``MAX_READ_PAGES``) → answer extractively with page citations, saying
+plainly that the answer is extractive. It is the embedded default and the reproducible offline
+baseline.
 """
 
 from __future__ import annotations
