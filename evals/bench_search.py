@@ -1,32 +1,38 @@
-"""Layer-0 search latency at 1,000 and 10,000 documents' worth of structural entries.
+"""Layer-0 search at 1,000, 10,000 and 100,000 documents: Qdrant Edge against exhaustive numpy.
 
-Each scale is a fresh library in a temporary folder whose Qdrant local-mode collection holds
-1 document entry + 8 section entries per document (9 points per document). Texts are drawn
-from a Zipf-distributed synthetic vocabulary and get real BM25 vectors from the project's
-sparse embedder. As in the product (entries version 2), each section's BM25 vector covers its
-content (``--content-words`` words, besides the compact text) and the document's covers all of
-its sections; ``--content-words 0`` builds the compact entries of version 1 (before). Dense
-vectors are random unit vectors (embedding 90,000 texts with MiniLM on two cores would take
-several minutes and latency does not depend on what they mean).
-Every document gets a ``docs/<id>/`` folder so the visibility check runs as in production.
+Each scale is a fresh library in a temporary folder whose embedded index holds 1 document entry
++ 8 section entries per document (9 points per document). Texts are drawn from a
+Zipf-distributed synthetic vocabulary and get real BM25 vectors from the project's sparse
+embedder. As in the product (entries version 2), each section's BM25 vector covers its content
+(``--content-words`` words, besides the compact text) and the document's covers all of its
+sections. Dense vectors are random unit vectors (embedding 900,000 texts with MiniLM on two
+cores would take hours, and latency does not depend on what they mean). Every document gets a
+``docs/<id>/`` folder so the visibility check runs as in production. After writing, the index
+is settled as a write command leaves it (optimised: HNSW and payload indexes).
 
-Measured per scale and engine, over ``--queries`` queries after a warm-up:
+Two engines answer the same queries in one run:
 
-* ``search``: ``DocumentSearch.search`` end to end (query embedding, both retrievers, fusion,
-  gates, hits with descriptions), default gates, limit 10;
-* ``filtered``: the same with a year range and a venue filter;
-* ``engine``: the engine's candidate retrieval alone (query vectors precomputed);
-* ``load``: opening the local-mode client (Qdrant reads its whole folder), then the matrix
-  engine's one-time load (arrays copied out of the collection).
+* ``edge``: the product's engine (``store.search_engine`` on Qdrant Edge);
+* ``numpy``: exhaustive numpy scoring of every entry (``evals.exact``), which is what the
+  previous embedded engine computed; it is also the exact reference for recall.
 
-The Qdrant engine runs the same ``--queries`` up to ``--qdrant-max-docs`` documents; above
-that, local mode is far too slow for 50 queries × 3 cases, so it is probed with
-``--qdrant-probe`` queries (the ``queries`` column says how many).
+Per engine and scale, over ``--queries`` queries after a warm-up (query vectors precomputed;
+the query embedding is timed separately as ``embed_ms``):
 
-The floor is search p50 ≤ 50 ms at 10,000 documents with the default engine (matrix):
+* ``open_s``: from a closed library to the first answered query (Edge loads its shards; numpy
+  scrolls every point out of the index and builds its arrays);
+* ``dense_*``/``bm25_*``: one retriever's top ``search_depth`` entries;
+* ``fused_*``: both retrievers plus the reciprocal-rank fusion of ``tools.search``;
+* ``filtered_*``: the same under a single-year filter (the restrictive case for HNSW);
+* ``recall_at_10``: overlap of the filtered dense top 10 with the exact top 10 (the mean over
+  queries); ``recall_unfiltered_at_10`` likewise without the filter;
+* ``search_p50_ms`` (edge): ``DocumentSearch.search`` end to end, embedding included.
 
-    python -m evals.bench_search [--docs 1000 10000] [--queries 50] [--content-words 500]
-        [--json]
+    python -m evals.bench_search [--docs 1000 10000 100000] [--queries 50]
+        [--content-words 500] [--json]
+
+``--json`` prints one record per engine and scale: ``{engine, docs, open_s, fused_p50_ms,
+fused_p95_ms, filtered_p50_ms, recall_at_10, …}``.
 """
 
 from __future__ import annotations
@@ -38,17 +44,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from qdrant_client import models
 
+from evals.exact import ExactScorer
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.index import DENSE, SPARSE, point_id
 from store.library import write_json
-from store.search_engine import MatrixEngine, SearchFilters, SparseQuery, clear_engines, engine_for
-from tools.search import DocumentSearch
+from store.search_engine import Candidates, SearchFilters, clear_engines, engine_for
+from store.snapshot import FloatArray, IntArray, SparseQuery
+from tools.search import DocumentSearch, document_scores, fuse, fused_order
 
 SECTIONS_PER_DOC = 8
 VOCABULARY = 30_000
@@ -60,7 +69,22 @@ section)."""
 QUERY_WORDS = 6
 VENUES = ("ACL", "EMNLP", "NAACL", "NeurIPS", "ICML", "ICLR", "TACL", "arXiv", "Nature", "SIGIR")
 UPSERT_BATCH = 1024
-FIELDS = ("docs", "points", "engine", "case", "p50_ms", "p95_ms", "queries")
+FIELDS = (
+    "engine",
+    "docs",
+    "open_s",
+    "fused_p50_ms",
+    "fused_p95_ms",
+    "filtered_p50_ms",
+    "recall_at_10",
+    "recall_unfiltered_at_10",
+    "dense_p50_ms",
+    "bm25_p50_ms",
+    "embed_ms",
+    "search_p50_ms",
+)
+YEAR = 2012
+"""The single-year filter (about 1 in 31 documents)."""
 
 
 class Corpus:
@@ -97,14 +121,12 @@ def build_library(
         batch = range(start, min(docs, start + UPSERT_BATCH // (1 + SECTIONS_PER_DOC)))
         _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim, content_words)
     catalog.library.bump_index_version()
+    catalog.index.settle()
     return catalog
 
 
 def _dimension(catalog: Catalog) -> int:
-    info = catalog.index.client.get_collection(catalog.index.collection)
-    vectors = info.config.params.vectors
-    assert isinstance(vectors, dict)
-    return int(vectors[DENSE].size)
+    return len(catalog.index.embed_dense(["dimension probe"])[0])
 
 
 def _write_batch(
@@ -128,7 +150,7 @@ def _write_batch(
             "authors": [corpus.text(2).title() for _ in range(3)],
             "section_ids": [f"{i:04d}" for i in range(SECTIONS_PER_DOC)],
             "total_pages": int(rng.integers(4, 40)),
-            "committed": True,
+            "committed": 1,
         }
         payloads.append({**base, "entry_type": "document", "text": corpus.text(DOC_WORDS)})
         keys.append((doc_id, "document"))
@@ -177,105 +199,163 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, p95 * 1000
 
 
-def timed(call: Callable[[], Any], repeats: int, warmup: int = 3) -> list[float]:
-    for _ in range(warmup):
+def timed(calls: list[Callable[[], Any]], warmup: int = 3) -> list[float]:
+    """Seconds of each call, after ``warmup`` untimed ones."""
+    for call in calls[:warmup]:
         call()
     samples = []
-    for _ in range(repeats):
+    for call in calls:
         started = time.perf_counter()
         call()
         samples.append(time.perf_counter() - started)
     return samples
 
 
-def measure_engine(
-    catalog: Catalog, engine: str, queries: list[str], docs: int, warmup: int = 3
-) -> list[dict[str, Any]]:
-    """search / filtered / engine-only latencies of one engine on one library."""
-    search = DocumentSearch(catalog, engine=engine)
-    rows: list[dict[str, Any]] = []
-    cursor = iter(range(10**9))
-
-    def next_query() -> str:
-        return queries[next(cursor) % len(queries)]
-
-    cases: dict[str, Callable[[], Any]] = {
-        "search": lambda: search.search(next_query()),
-        "filtered": lambda: search.search(
-            next_query(), year_min=2010, year_max=2020, journal="acl"
-        ),
-    }
-    vectors = _query_vectors(catalog, queries)
-    live = engine_for(catalog, engine)
-    depth = catalog.index.settings.search_depth
-    cases["engine"] = lambda: live.candidates(
-        *vectors[next(cursor) % len(vectors)], SearchFilters(), depth
-    )
-    for case, call in cases.items():
-        p50, p95 = percentiles(timed(call, len(queries), warmup))
-        rows.append(_row(docs, engine, case, p50, p95, len(queries)))
-        _log(f"{docs} docs, {engine}, {case}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
-    return rows
-
-
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _query_vectors(catalog: Catalog, queries: list[str]) -> list[tuple[Any, SparseQuery]]:
+Query = tuple[FloatArray, SparseQuery]
+
+
+def query_vectors(catalog: Catalog, queries: list[str]) -> tuple[list[Query], float]:
+    """Dense and BM25 vectors of every query, and the mean embedding time per query (ms)."""
+    started = time.perf_counter()
     dense = catalog.index.embed_dense(queries)
-    return [
+    vectors = [
         (
             np.asarray(d, dtype=np.float32),
             SparseQuery.from_vector(catalog.index.embed_sparse_query(q)),
         )
         for d, q in zip(dense, queries, strict=True)
     ]
+    return vectors, (time.perf_counter() - started) * 1000 / max(1, len(queries))
 
 
-def _row(docs: int, engine: str, case: str, p50: float, p95: float, n: int) -> dict[str, Any]:
-    return {
-        "docs": docs,
-        "points": docs * (1 + SECTIONS_PER_DOC),
-        "engine": engine,
-        "case": case,
-        "p50_ms": round(p50, 2),
-        "p95_ms": round(p95, 2),
-        "queries": n,
-    }
+def fused(candidates: Candidates) -> IntArray:
+    """The fusion step of ``tools.search`` (documents in fused order)."""
+    scores = document_scores(candidates)
+    return fused_order(fuse(scores), scores.dense)
 
 
-def measure_loads(root: Path, docs: int) -> list[dict[str, Any]]:
-    """Cold costs: opening the local-mode client, then loading the matrix engine."""
+def _fused_query(engine: Any, query: Query, filters: SearchFilters, depth: int) -> IntArray:
+    return fused(engine.candidates(query[0], query[1], filters, depth))
+
+
+def measure_edge(root: Path, queries: list[str], docs: int) -> dict[str, Any]:
+    """The product's engine: cold open, then every case."""
     close_catalogs()
     clear_engines()
     started = time.perf_counter()
     catalog = open_catalog(root)
-    _ = catalog.index.client
-    client_s = time.perf_counter() - started
-    started = time.perf_counter()
-    engine = engine_for(catalog, "matrix")
-    assert isinstance(engine, MatrixEngine)
-    load_s = time.perf_counter() - started
-    return [
-        {
-            "docs": docs,
-            "engine": "qdrant-local",
-            "case": "open_client_s",
-            "seconds": round(client_s, 2),
-        },
-        {"docs": docs, "engine": "matrix", "case": "load_s", "seconds": round(load_s, 2)},
+    engine = engine_for(catalog)
+    depth = catalog.index.settings.search_depth
+    vectors, embed_ms = query_vectors(catalog, queries)
+    engine.candidates(*vectors[0], SearchFilters(), depth)
+    open_s = time.perf_counter() - started - embed_ms * len(queries) / 1000
+    year = SearchFilters(year_min=YEAR, year_max=YEAR)
+    flt = engine.query_filter(SearchFilters())
+    year_flt = engine.query_filter(year)
+    assert flt is not None and year_flt is not None
+    sparse = [
+        models.SparseVector(indices=s.indices.tolist(), values=s.values.tolist())
+        for _, s in vectors
     ]
+    cases: dict[str, list[Callable[[], Any]]] = {
+        "dense": [partial(engine._query, d.tolist(), DENSE, flt, depth) for d, _ in vectors],
+        "bm25": [partial(engine._query, s, SPARSE, flt, depth) for s in sparse],
+        "fused": [partial(_fused_query, engine, v, SearchFilters(), depth) for v in vectors],
+        "filtered": [partial(_fused_query, engine, v, year, depth) for v in vectors],
+    }
+    record = _latencies("edge", docs, open_s, cases)
+    search = DocumentSearch(catalog)
+    record["search_p50_ms"] = round(
+        percentiles(timed([partial(search.search, q) for q in queries]))[0], 2
+    )
+    record["embed_ms"] = round(embed_ms, 2)
+    scorer = ExactScorer.load(catalog)
+    record["recall_at_10"] = _recall(engine, scorer, vectors, year_flt, YEAR)
+    record["recall_unfiltered_at_10"] = _recall(engine, scorer, vectors, flt, None)
+    return record
+
+
+def measure_numpy(root: Path, queries: list[str], docs: int) -> dict[str, Any]:
+    """Exhaustive numpy scoring, as the previous embedded engine did, on the same entries."""
+    close_catalogs()
+    clear_engines()
+    started = time.perf_counter()
+    catalog = open_catalog(root)
+    scorer = ExactScorer.load(catalog)
+    depth = catalog.index.settings.search_depth
+    vectors, embed_ms = query_vectors(catalog, queries)
+    years = np.array([int(p.get("year") or -1) for p in scorer.payloads])
+    everything = np.ones(len(scorer.payloads), dtype=bool)
+    _exhaustive(scorer, vectors[0], everything, depth)
+    open_s = time.perf_counter() - started - embed_ms * len(queries) / 1000
+    in_year = years == YEAR
+    cases: dict[str, list[Callable[[], Any]]] = {
+        "dense": [partial(_top, scorer.dense(d), everything, depth) for d, _ in vectors],
+        "bm25": [partial(lambda s: _top(*scorer.bm25(s), depth), s) for _, s in vectors],
+        "fused": [partial(_exhaustive, scorer, v, everything, depth) for v in vectors],
+        "filtered": [partial(_exhaustive, scorer, v, in_year, depth) for v in vectors],
+    }
+    record = _latencies("numpy", docs, open_s, cases)
+    record.update(embed_ms=round(embed_ms, 2), recall_at_10=1.0, recall_unfiltered_at_10=1.0)
+    return record
+
+
+def _latencies(
+    engine: str, docs: int, open_s: float, cases: dict[str, list[Callable[[], Any]]]
+) -> dict[str, Any]:
+    record: dict[str, Any] = {"engine": engine, "docs": docs, "open_s": round(open_s, 3)}
+    for case, calls in cases.items():
+        p50, p95 = percentiles(timed(calls))
+        record[f"{case}_p50_ms"], record[f"{case}_p95_ms"] = round(p50, 2), round(p95, 2)
+        _log(f"{docs} docs, {engine}, {case}: p50 {p50:.2f} ms, p95 {p95:.2f} ms")
+    return record
+
+
+def _top(scores: FloatArray, eligible: Any, depth: int) -> IntArray:
+    rows = np.flatnonzero(eligible)
+    if len(rows) > depth:
+        rows = rows[np.argpartition(-scores[rows], depth - 1)[:depth]]
+    return rows.astype(np.int64)
+
+
+def _exhaustive(scorer: ExactScorer, query: Query, mask: Any, depth: int) -> IntArray:
+    """Both retrievers' top entries and their reciprocal-rank fusion, over every entry."""
+    dense = scorer.dense(query[0])
+    bm25, touched = scorer.bm25(query[1])
+    dense_rows = _top(dense, mask, depth)
+    bm25_rows = _top(bm25, mask & touched, depth)
+    fused_scores: dict[int, float] = {}
+    for scores, rows in ((dense, dense_rows), (bm25, bm25_rows)):
+        for rank, row in enumerate(rows[np.argsort(-scores[rows])].tolist()):
+            fused_scores[row] = fused_scores.get(row, 0.0) + 1.0 / (60 + rank + 1)
+    return np.array(sorted(fused_scores, key=fused_scores.__getitem__, reverse=True))
+
+
+def _recall(
+    engine: Any, scorer: ExactScorer, vectors: list[Query], flt: Any, year: int | None
+) -> float:
+    """Mean overlap of the engine's dense top 10 with the exact top 10."""
+    keys = [(str(p["doc_id"]), str(p.get("node_id") or "")) for p in scorer.payloads]
+    eligible = np.ones(len(keys), dtype=bool)
+    if year is not None:
+        eligible = np.array([p.get("year") == year for p in scorer.payloads])
+    overlaps = []
+    for dense, _ in vectors:
+        exact = {keys[i] for i in _top(scorer.dense(dense), eligible, 10).tolist()}
+        found = engine._query(dense.tolist(), DENSE, flt, 10)
+        got = {(str(p.payload["doc_id"]), str(p.payload.get("node_id") or "")) for p in found}
+        overlaps.append(len(exact & got) / max(1, len(exact)))
+    return round(float(np.mean(overlaps)), 4)
 
 
 def run_scale(
-    docs: int, n_queries: int, qdrant_max_docs: int, probe: int, content_words: int = CONTENT_WORDS
-) -> dict[str, Any]:
-    """Build one scale, then measure loads, the matrix engine and the Qdrant engine.
-
-    Above ``qdrant_max_docs`` the Qdrant engine (local mode: ~1–3 s a query at 10,000
-    documents) is only probed with ``probe`` queries, reported as such.
-    """
+    docs: int, n_queries: int, content_words: int = CONTENT_WORDS
+) -> list[dict[str, Any]]:
+    """Build one scale, then measure both engines on it."""
     corpus = Corpus()
     queries = [corpus.query() for _ in range(n_queries)]
     with tempfile.TemporaryDirectory() as scratch:
@@ -283,64 +363,39 @@ def run_scale(
         started = time.perf_counter()
         build_library(root, docs, corpus, content_words)
         build_s = time.perf_counter() - started
-        _log(f"{docs} docs: built in {build_s:.0f} s")
-        loads = measure_loads(root, docs)
-        catalog = open_catalog(root)
-        rows = measure_engine(catalog, "matrix", queries, docs)
-        if docs <= qdrant_max_docs:
-            rows += measure_engine(catalog, "qdrant", queries, docs)
-        elif probe > 0:
-            rows += measure_engine(catalog, "qdrant", queries[:probe], docs, warmup=1)
+        _log(f"{docs} docs: built and optimised in {build_s:.0f} s")
+        records = [measure_edge(root, queries, docs), measure_numpy(root, queries, docs)]
         close_catalogs()
         clear_engines()
-    return {
-        "docs": docs,
-        "content_words": content_words,
-        "build_s": round(build_s, 1),
-        "latency": rows,
-        "loads": loads,
-    }
+    for record in records:
+        record.update(
+            points=docs * (1 + SECTIONS_PER_DOC),
+            content_words=content_words,
+            build_s=round(build_s, 1),
+        )
+    return records
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--docs", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument(
-        "--qdrant-max-docs",
-        type=int,
-        default=1000,
-        help="full Qdrant-engine run up to this many documents, a probe above",
-    )
-    parser.add_argument(
-        "--qdrant-probe", type=int, default=5, help="queries for the Qdrant probe (0: skip)"
-    )
     parser.add_argument(
         "--content-words",
         type=int,
         default=CONTENT_WORDS,
-        help="words of content behind each section's BM25 vector (0: compact entries, version 1)",
+        help="words of content behind each section's BM25 vector (0: compact entries)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--json", action="store_true", help="print one JSON record per line")
     args = parser.parse_args(argv)
-    results = [
-        run_scale(docs, args.queries, args.qdrant_max_docs, args.qdrant_probe, args.content_words)
-        for docs in args.docs
-    ]
+    records = [r for docs in args.docs for r in run_scale(docs, args.queries, args.content_words)]
     if args.json:
-        print(json.dumps(results, indent=1))
+        for record in records:
+            print(json.dumps(record))
         return 0
     print(" | ".join(FIELDS))
-    for result in results:
-        for row in result["latency"]:
-            print(" | ".join(str(row[name]) for name in FIELDS))
-    print("\ndocs | build_s | open_client_s | matrix_load_s")
-    for result in results:
-        seconds = {row["case"]: row["seconds"] for row in result["loads"]}
-        print(
-            f"{result['docs']} | {result['build_s']} | {seconds['open_client_s']} | "
-            f"{seconds['load_s']}"
-        )
+    for record in records:
+        print(" | ".join(str(record.get(name, "")) for name in FIELDS))
     return 0
 
 

@@ -39,12 +39,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from evals.exact import ExactScorer
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from ingest.qasper import load_qasper, qasper_doc_id
 from store.catalog import Catalog, close_catalogs, open_catalog
-from store.search_engine import MatrixEngine, SparseQuery, engine_for
 from store.settings import GateSettings
+from store.snapshot import SparseQuery
 from tools.search import DocumentSearch
 
 QASPER_FILE = Path("../shared/data/qasper/qasper-test-v0.3.dev100.json")
@@ -106,18 +107,16 @@ def load_questions(qasper: Path, catalog: Catalog) -> list[Question]:
 
 def score_table(catalog: Catalog, questions: list[Question]) -> ScoreTable:
     """Best dense and BM25 score of every document for every question (no depth cut)."""
-    engine = engine_for(catalog, "matrix")
-    assert isinstance(engine, MatrixEngine)
+    scorer = ExactScorer.load(catalog)
     index = catalog.index
     dense_queries = np.asarray(index.embed_dense([q.text for q in questions]), dtype=np.float32)
-    starts = np.flatnonzero(np.r_[True, engine.row_doc[1:] != engine.row_doc[:-1]])
-    doc_ids = [engine.table.infos[i].doc_id for i in engine.row_doc[starts]]
+    doc_ids = scorer.doc_ids
     dense = np.zeros((len(questions), len(doc_ids)))
     bm25 = np.zeros((len(questions), len(doc_ids)))
     for i, question in enumerate(questions):
-        dense[i] = np.maximum.reduceat(engine.dense_scores(dense_queries[i]), starts)
+        dense[i] = scorer.per_document(scorer.dense(dense_queries[i]))
         sparse = SparseQuery.from_vector(index.embed_sparse_query(question.text))
-        bm25[i] = np.maximum.reduceat(engine.bm25_scores(sparse)[0], starts)
+        bm25[i] = scorer.per_document(scorer.bm25(sparse)[0])
     position = {doc_id: j for j, doc_id in enumerate(doc_ids)}
     gold = np.zeros_like(dense, dtype=bool)
     gold[np.arange(len(questions)), [position[q.gold] for q in questions]] = True
@@ -204,7 +203,7 @@ def recall(
     catalog: Catalog, questions: list[Question], gates: GateSettings | None
 ) -> dict[str, float]:
     """recall@k of DocumentSearch (gates=None: raw fusion) and the share of empty answers."""
-    search = DocumentSearch(catalog, gates=gates or GateSettings(), engine="matrix")
+    search = DocumentSearch(catalog, gates=gates or GateSettings())
     found = {k: 0 for k in RECALL_AT}
     empty = 0
     lengths = []

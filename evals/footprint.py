@@ -28,7 +28,7 @@ from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.chunks import SCHEMES, ChunkStore
 from store.raptor_tree import RaptorStore
-from store.search_engine import Rows
+from store.snapshot import Rows
 from tools.toolbox import SearchScope
 
 FLOAT_BYTES, SPARSE_BYTES = 4, 8
@@ -37,7 +37,7 @@ FLOAT_BYTES, SPARSE_BYTES = 4, 8
 def structural_footprint(catalog: Catalog) -> dict[str, int]:
     """Points and vector sizes of the structural collection (committed entries)."""
     index = catalog.index
-    rows = index.read_snapshot(lambda client: Rows.load(client, index.collection))
+    rows = Rows.load(index.client, index.collection)
     return {
         "points": len(rows.payloads),
         "dense_floats": int(rows.dense.size),

@@ -35,13 +35,6 @@ class IngestContext(RunContext):
             "(VECTREE_PARSER, default pymupdf4llm)."
         },
     )
-    keep_index_open: bool = field(
-        default=False,
-        metadata={
-            "description": "Hold the local index open between documents (batch CLI); "
-            "off, the index folder is released after each document for other readers."
-        },
-    )
 
     def __post_init__(self) -> None:
         if self.structure not in STRUCTURE_MODES:

@@ -326,6 +326,4 @@ def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         catalog.publish(state["doc_id"], staging, entries)
         if state.get("source"):
             catalog.replace_older_versions(state["doc_id"], state["source"])
-        if not runtime.context.keep_index_open:
-            catalog.index.close()  # let other processes (CLI, server) open the local index
     return {"status": "ingested", "index_entries": len(entries)}

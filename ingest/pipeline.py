@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -146,16 +146,15 @@ def ingest_paths(
     """Ingest files and folders into ``context.library``; never raises for a bad input.
 
     The batch holds the library's write lock throughout (a second writer waits, then says
-    who holds it). The local index stays open for the whole batch (reopening it per document
-    would reload it each time), is lent to readers of other processes that wait for it
-    between two writes, and is released at the end.
+    who holds it). The embedded index stays open for the whole batch, is lent to any other
+    process that waits for it between two operations (``store.edge``), is settled (optimised
+    and flushed) when the batch ends, and is then released.
     """
     started = time.perf_counter()
-    context = replace(context, keep_index_open=True)
     jobs, problems = discover(paths)
     report = BatchReport(outcomes=list(problems), workers=workers)
     catalog = open_catalog(Path(context.library))
-    with catalog.writing("vectree ingest"), catalog.index.lending_to_readers():
+    with catalog.writing("vectree ingest"):
         catalog.reconcile()
         bar = tqdm(
             total=len(jobs), unit="doc", desc="ingest", disable=not progress, file=sys.stderr
@@ -167,7 +166,7 @@ def ingest_paths(
                 bar.update(1)
         finally:
             bar.close()
-            catalog.index.close()
+    catalog.index.close()
     report.seconds = time.perf_counter() - started
     return report
 

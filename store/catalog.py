@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import shutil
 import threading
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from store.entries import IndexEntry, stored_entries
 from store.index import StructuralIndex
 from store.library import Library
-from store.locks import write_lock
+from store.locks import write_depth, write_lock
 from store.settings import IndexSettings
 
 _OPEN: dict[Path, Catalog] = {}
@@ -45,11 +46,18 @@ class Catalog:
     library: Library
     index: StructuralIndex
 
-    def writing(self, command: str) -> AbstractContextManager[None]:
+    @contextmanager
+    def writing(self, command: str) -> Iterator[None]:
         """The library's write lock (``store.locks``), held for a whole ``command`` that
         changes the library; taken before the index is opened for writing, it waits
-        VECTREE_WRITE_WAIT for another writer, then fails in one line naming it."""
-        return write_lock(self.library.root, command, self.index.settings.write_wait_s)
+        VECTREE_WRITE_WAIT for another writer, then fails in one line naming it. When the
+        outermost such block of a process ends, the index is settled
+        (``StructuralIndex.settle``)."""
+        root = self.library.root
+        with write_lock(root, command, self.index.settings.write_wait_s):
+            yield
+            if write_depth(root) == 1 and self.index.opened:
+                self.index.settle()
 
     def publish(self, doc_id: str, staging: Path, entries: list[IndexEntry]) -> None:
         """Index entries (hidden), make the folder visible, then make the entries searchable."""
@@ -134,12 +142,13 @@ class Catalog:
 
 
 def open_catalog(root: Path, settings: IndexSettings | None = None) -> Catalog:
-    """The process-wide catalog for a library folder (Qdrant local mode allows one client)."""
+    """The process-wide catalog for a library folder (one index client per library and
+    process: an embedded shard may be open once)."""
     root = root.resolve()
     with _LOCK:
         if root not in _OPEN:
             library = Library(root).ensure()
-            index = StructuralIndex(settings or IndexSettings.from_env(), library.qdrant_dir)
+            index = StructuralIndex(settings or IndexSettings.from_env(), library.root)
             _OPEN[root] = Catalog(library, index)
         return _OPEN[root]
 

@@ -13,8 +13,8 @@ Chunks keep the text of each page they span separately (``segments``), so a sent
 chunk is cited to the page it is printed on. Stores are built lazily, per document, the first
 time a strategy needs them; ``LIBRARY/chunks/<scheme>-v<N>.json`` lists the documents whose chunks
 are completely written, and only those are searched, so an interrupted build is redone rather
-than half used. Search runs on an in-memory snapshot (cosine + BM25 with Qdrant's IDF), for the
-same reason as the structural search (Qdrant local mode scores in Python).
+than half used. The baselines score every chunk of the documents they search, so search runs on
+an in-memory snapshot (``store.snapshot``: cosine + BM25 with Qdrant's IDF).
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from store.catalog import Catalog
 from store.embeddings import token_offsets
-from store.index import DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH
+from store.index import COMMITTED, DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH, Client
 from store.library import read_json, write_json
-from store.search_engine import (
+from store.snapshot import (
     BoolArray,
     FloatArray,
     Postings,
@@ -82,7 +82,7 @@ class Chunk:
             "node_id": self.node_id,
             "title": self.title,
             "ancestors": [[node, title] for node, title in self.ancestors],
-            "committed": True,
+            "committed": COMMITTED,
         }
 
     @classmethod
@@ -326,11 +326,11 @@ class ChunkStore:
             if not todo:
                 return 0
             with self.catalog.writing("building chunk stores"):
-                self.catalog.index.read_snapshot(lambda client: self._write(client, todo, progress))
+                self._write(self.catalog.index.client, todo, progress)
             return len(todo)
 
     def _write(
-        self, client: QdrantClient, todo: list[str], progress: Callable[[int], None] | None
+        self, client: Client, todo: list[str], progress: Callable[[int], None] | None
     ) -> None:
         index = self.catalog.index
         if not client.collection_exists(self.collection):
@@ -367,9 +367,7 @@ class ChunkStore:
         if cached and cached[0] == version:
             return cached[1]
         visible = {d for d in manifest if library.has(d)}
-        rows = self.catalog.index.read_snapshot(
-            lambda client: Rows.load(client, self.collection, payload=True)
-        )
+        rows = Rows.load(self.catalog.index.client, self.collection, payload=True)
         matrix = ChunkMatrix.build(rows, visible)
         _SNAPSHOTS[key] = (version, matrix)
         return matrix
@@ -393,7 +391,7 @@ def _embedding_text(chunk: Chunk) -> str:
     return f"{path}\n{chunk.text}"
 
 
-def _delete_doc(client: QdrantClient, collection: str, doc_id: str) -> None:
+def _delete_doc(client: Client, collection: str, doc_id: str) -> None:
     if client.collection_exists(collection):
         flt = models.Filter(
             must=[models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id))]

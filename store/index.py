@@ -1,9 +1,10 @@
 """The Qdrant collection of structural entries: dense (fastembed) + sparse BM25 vectors.
 
-Local mode keeps the index inside the library folder; ``QDRANT_URL`` points the same code at a
-server. Points are written with ``committed=false`` and flipped to true only after the
-document's folder is visible, so searches (which filter on ``committed``) never see a half
-document; ``reconcile`` finishes or undoes whatever an interrupted run left behind.
+By default the index is embedded in the library folder (Qdrant Edge shards, ``store.edge``);
+``QDRANT_URL`` points the same code at a server. Points are written with ``committed=0`` and
+set to 1 only after the document's folder is visible, so searches (which filter on
+``committed``) never see a half document; ``reconcile`` finishes or undoes whatever an
+interrupted run left behind. Flags are 0/1 integers because Edge matches no JSON boolean.
 """
 
 from __future__ import annotations
@@ -11,46 +12,41 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from qdrant_client import QdrantClient, models
 
+from store.edge import EdgeClient, edge_client
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import ENTRIES_VERSION, IndexEntry
-from store.locks import POLL_S, LibraryBusyError, describe_holder, readers_waiting, waiting_reader
+from store.migrate import migrate_local_mode
 from store.settings import IndexSettings
 
 DENSE = "dense"
 SPARSE = "bm25"
 POINT_NAMESPACE = uuid.UUID("5b1d3c52-3f8e-4d8a-9a57-2b8f1f0c9e11")
 UPSERT_BATCH = 64
-LOCK_WAIT_S = 10.0
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 PAYLOAD_INDEXES = {
     "doc_id": models.PayloadSchemaType.KEYWORD,
     "entry_type": models.PayloadSchemaType.KEYWORD,
-    "committed": models.PayloadSchemaType.BOOL,
+    "committed": models.PayloadSchemaType.INTEGER,
     "year": models.PayloadSchemaType.INTEGER,
-    "venue": models.PayloadSchemaType.TEXT,
-    "authors": models.PayloadSchemaType.TEXT,
 }
+COMMITTED, HIDDEN = 1, 0
+"""Values of the ``committed`` payload flag."""
+Client = QdrantClient | EdgeClient
 
 
 class IndexMismatchError(RuntimeError):
     """The collection was built with another embedding model than the one configured."""
-
-
-class IndexLockedError(LibraryBusyError):
-    """Another process holds the local-mode index folder."""
 
 
 def point_id(doc_id: str, key: str) -> str:
@@ -61,8 +57,8 @@ def point_id(doc_id: str, key: str) -> str:
 def _exclusive(
     method: Callable[Concatenate[StructuralIndex, P], T],
 ) -> Callable[Concatenate[StructuralIndex, P], T]:
-    """Run an index method under the index's lock, so ``lending_to_readers`` never closes the
-    client in the middle of it (only between two calls)."""
+    """Run an index method under the index's lock, so two threads never interleave the steps
+    of one method (a document's upsert, say)."""
 
     @functools.wraps(method)
     def run(self: StructuralIndex, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -75,102 +71,60 @@ def _exclusive(
 class StructuralIndex:
     """Read and write structural entries; one instance per process and storage folder."""
 
-    def __init__(self, settings: IndexSettings, local_path: Path) -> None:
+    def __init__(self, settings: IndexSettings, library_root: Path) -> None:
         self.settings = settings
-        self.local_path = local_path
+        self.library_root = library_root
         self.collection = settings.collection
         self._lock = threading.RLock()
 
     @cached_property
-    def client(self) -> QdrantClient:
+    def client(self) -> Client:
+        """The server's client with ``QDRANT_URL``, else the library's embedded Edge index
+        (converted first from Qdrant local mode if the library was built with it)."""
         if self.settings.qdrant_url:
             return QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
-        return self._open_local(reader=False)
+        client = edge_client(
+            self.library_root, self.settings.index_wait_s, self.settings.search_threads
+        )
+        migrate_local_mode(
+            self.library_root,
+            client,
+            self.settings.write_wait_s,
+            {self.collection: PAYLOAD_INDEXES},
+        )
+        return client
 
-    def _open_local(self, reader: bool) -> QdrantClient:
-        """Open the local folder, waiting up to LOCK_WAIT_S while another process holds it
-        (said once, as a warning naming the library's writer), then IndexLockedError.
+    @property
+    def embedded(self) -> bool:
+        return not self.settings.qdrant_url
 
-        A reader marks itself waiting (``store.locks.waiting_reader``), so a batch holding the
-        folder between writes lets go of it; a writer gives waiting readers the first turn.
-        """
-        self.local_path.mkdir(parents=True, exist_ok=True)
-        root = self.local_path.parent  # the library folder, which holds the locks
-        deadline = time.monotonic() + LOCK_WAIT_S
-        told = False
-        with waiting_reader(root) if reader else nullcontext():
-            while True:
-                late = time.monotonic() > deadline
-                # A writer lets waiting readers go first, until its own wait runs out.
-                if reader or late or not readers_waiting(root):
-                    try:
-                        return QdrantClient(path=str(self.local_path))
-                    except RuntimeError as exc:
-                        if late:
-                            raise IndexLockedError(
-                                f"the index in {self.local_path} is held by "
-                                f"{describe_holder(root)} (waited {LOCK_WAIT_S:.0f} s); try "
-                                "again when it finishes, or run a Qdrant server (QDRANT_URL)"
-                            ) from exc
-                        if not told:
-                            LOG.warning(
-                                "waiting for %s holding %s…", describe_holder(root), self.local_path
-                            )
-                            told = True
-                time.sleep(POLL_S)
-
-    @contextmanager
-    def lending_to_readers(self) -> Iterator[None]:
-        """For a writer keeping the local folder open across many writes (an ingest batch):
-        while the block runs, close the client whenever a reader waits for the folder, between
-        two index calls; the next call opens it again. A reader in another process so waits one
-        write at most, and a batch no reader waits for keeps its client (reopening loads the
-        whole index)."""
-        if self.settings.qdrant_url:
-            yield
-            return
-        stop = threading.Event()
-        lender = threading.Thread(target=self._lend, args=(stop,), name="index-lender", daemon=True)
-        lender.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            lender.join()
-
-    def _lend(self, stop: threading.Event) -> None:
-        while not stop.wait(POLL_S):
-            with self._lock:
-                if "client" in self.__dict__ and readers_waiting(self.local_path.parent):
-                    self.close()
+    @property
+    def opened(self) -> bool:
+        """Whether this process has used the index (so a write command has something to
+        settle)."""
+        return "client" in self.__dict__
 
     @cached_property
     def _cache_dir(self) -> Path:
         return self.settings.model_cache or default_cache_dir()
 
-    def read_snapshot(self, read: Callable[[QdrantClient], T]) -> T:
-        """Run ``read`` with a client, holding Qdrant local mode's folder lock only meanwhile.
-
-        Local mode admits one client per folder, so a long-lived reader (the LangGraph server)
-        would lock out the CLI. Readers that load a snapshot therefore open the folder, read and
-        close; a writer holding the folder delays them by one write (an ingest batch lends it
-        to waiting readers between writes) and at most LOCK_WAIT_S, then IndexLockedError.
-        A client this process already holds (e.g. while ingesting) is reused.
-        """
-        with self._lock:
-            if self.settings.qdrant_url or "client" in self.__dict__:
-                return read(self.client)
-        client = self._open_local(reader=True)
-        try:
-            return read(client)
-        finally:
-            client.close()
-
     @_exclusive
     def close(self) -> None:
+        """Let go of the index (the embedded one is reopened by the next call)."""
         if "client" in self.__dict__:
             self.client.close()
-            del self.__dict__["client"]
+            if not self.embedded:
+                del self.__dict__["client"]
+
+    @_exclusive
+    def settle(self) -> None:
+        """After a write command: build the embedded shards' indexes (HNSW for large
+        segments) and flush, so the write-ahead log does not grow and the next searches run on
+        optimised segments. A server optimises by itself."""
+        client = self.client
+        if isinstance(client, EdgeClient):
+            for collection in client.get_collections().collections:
+                client.optimize(collection.name)
 
     # -- collection ----------------------------------------------------------------------
     @_exclusive
@@ -180,11 +134,10 @@ class StructuralIndex:
             self._check_model()
             return
         self.create_hybrid_collection(self.client, self.collection)
-        if self.settings.qdrant_url:  # local mode has no payload indexes (it warns)
-            for field, schema in PAYLOAD_INDEXES.items():
-                self.client.create_payload_index(self.collection, field, field_schema=schema)
+        for field, schema in PAYLOAD_INDEXES.items():
+            self.client.create_payload_index(self.collection, field, field_schema=schema)
 
-    def create_hybrid_collection(self, client: QdrantClient, name: str) -> None:
+    def create_hybrid_collection(self, client: Client, name: str) -> None:
         """A collection with this index's dense vector (cosine) and a BM25 vector (IDF)."""
         dim = len(self.embed_dense(["dimension probe"])[0])
         client.create_collection(
@@ -231,7 +184,7 @@ class StructuralIndex:
             models.PointStruct(
                 id=point_id(doc_id, entry["key"]),
                 vector={DENSE: d, SPARSE: s},
-                payload={**entry["payload"], "text": entry["text"], "committed": False},
+                payload={**entry["payload"], "text": entry["text"], "committed": HIDDEN},
             )
             for entry, d, s in zip(entries, dense, sparse, strict=True)
         ]
@@ -243,7 +196,7 @@ class StructuralIndex:
     def mark_committed(self, doc_id: str) -> None:
         """Make a document's entries searchable (after its folder became visible)."""
         self.client.set_payload(
-            self.collection, {"committed": True}, points=_doc_filter(doc_id), wait=True
+            self.collection, {"committed": COMMITTED}, points=_doc_filter(doc_id), wait=True
         )
 
     @_exclusive
@@ -264,7 +217,9 @@ class StructuralIndex:
     def count(self, doc_id: str | None = None, committed_only: bool = True) -> int:
         if not self.client.collection_exists(self.collection):
             return 0
-        conditions: list[models.Condition] = [_match("committed", True)] if committed_only else []
+        conditions: list[models.Condition] = (
+            [_match("committed", COMMITTED)] if committed_only else []
+        )
         if doc_id:
             conditions.append(_match("doc_id", doc_id))
         result = self.client.count(self.collection, count_filter=models.Filter(must=conditions))
@@ -272,11 +227,11 @@ class StructuralIndex:
 
     @property
     def location(self) -> str:
-        """Where the entries live, as a user would look for them: the local folder, or the
+        """Where the entries live, as a user would look for them: the shard folder, or the
         server's collection URL."""
         if self.settings.qdrant_url:
             return f"{self.settings.qdrant_url.rstrip('/')}/collections/{self.collection}"
-        return str(self.local_path)
+        return str(self.library_root / "edge" / self.collection)
 
     def doc_ids(self, committed: bool | None = None) -> set[str]:
         """Distinct doc ids in the index, optionally by commit state (paged scroll)."""
@@ -286,9 +241,8 @@ class StructuralIndex:
     def point_counts(self, committed: bool | None = None) -> Counter[str]:
         """Points per doc id, optionally by commit state, in one paged scroll (a count query
         per document would scan the collection once per document)."""
-        flt = (
-            models.Filter(must=[_match("committed", committed)]) if committed is not None else None
-        )
+        flag = COMMITTED if committed else HIDDEN
+        flt = models.Filter(must=[_match("committed", flag)]) if committed is not None else None
         return Counter(str(payload["doc_id"]) for payload in self._payloads(["doc_id"], flt))
 
     @_exclusive

@@ -10,7 +10,8 @@ Layout (all under the library root)::
     staging/<doc_id>.<pid>.<n>/   a document being written (never visible)
     trash/<doc_id>/               a document being removed (never visible)
     quarantine/<doc_id>/          a damaged document moved aside by ``vectree check --repair``
-    qdrant/                       the local-mode index
+    edge/<collection>/            the embedded index (Qdrant Edge shards)
+    .index.lock                   held by the process that owns the embedded index
     checkpoints.sqlite            the agent's recorded threads
 
 A document becomes visible by one atomic rename of its finished staging folder into ``docs/``.
@@ -141,8 +142,9 @@ class Library:
         return self.root / "trash"
 
     @property
-    def qdrant_dir(self) -> Path:
-        return self.root / "qdrant"
+    def index_dir(self) -> Path:
+        """The embedded index (Qdrant Edge shards, one folder per collection)."""
+        return self.root / "edge"
 
     @property
     def quarantine_dir(self) -> Path:

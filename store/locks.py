@@ -9,10 +9,13 @@ say for whom. The lock belongs to the process: the same process takes it again a
 batch's index node inside the batch, served ingestions in two threads), and the kernel drops it
 when the process ends, ``kill -9`` included, so it is never left stale.
 
-*Readers.* Qdrant local mode admits one client per folder. A reader waiting for the index
-folder holds ``LIBRARY/.readers.lock`` shared while it waits; a writer that keeps the folder open
-between writes (an ingest batch) sees that and lets go between two writes
-(``StructuralIndex.lending_to_readers``), so the reader loads its snapshot and answers.
+*The index.* A Qdrant Edge shard may be open in one process only, and a second process that
+merely tries to open a held shard breaks the holder's later flushes. So no process opens the
+library's shards without first holding ``LIBRARY/.index.lock`` (exclusive ``flock``; the file
+names the holder): that lock, not Qdrant's, decides who owns the index. A process that wants the
+index while another owns it holds ``LIBRARY/.index-waiting.lock`` shared while it waits; the
+owner sees that between two index operations, closes its shards and lets go
+(``store.edge.EdgeClient``), and opens them again, waiting its own turn, on its next operation.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import fcntl
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +34,8 @@ from pathlib import Path
 
 LOG = logging.getLogger(__name__)
 WRITE_LOCK = ".write.lock"
-READERS_LOCK = ".readers.lock"
+INDEX_LOCK = ".index.lock"
+WAITING_LOCK = ".index-waiting.lock"
 POLL_S = 0.2
 """How often a waiting process tries again."""
 
@@ -38,6 +43,10 @@ POLL_S = 0.2
 class LibraryBusyError(RuntimeError):
     """Another process holds what this one needs (the library's write lock, or the local index
     folder) longer than this one waits; the message says who and what to do."""
+
+
+class IndexLockedError(LibraryBusyError):
+    """Another process owns the library's embedded index longer than this one waits."""
 
 
 @dataclass(frozen=True)
@@ -77,20 +86,20 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def holder(root: Path) -> Holder | None:
-    """Who holds the write lock of the library at ``root``; None when it is free, or named by
-    a process that is gone (its lock went with it)."""
+def holder(root: Path, lock: str = WRITE_LOCK) -> Holder | None:
+    """Who holds a lock (the write lock by default) of the library at ``root``; None when it is
+    free, or named by a process that is gone (its lock went with it)."""
     try:
-        record = json.loads((root / WRITE_LOCK).read_text(encoding="utf-8"))
+        record = json.loads((root / lock).read_text(encoding="utf-8"))
         found = Holder(int(record["pid"]), str(record["command"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return found if process_alive(found.pid) else None
 
 
-def describe_holder(root: Path) -> str:
+def describe_holder(root: Path, lock: str = WRITE_LOCK) -> str:
     """The holder for a message: "`vectree ingest` (pid 1234)", else "another process"."""
-    return str(holder(root) or "another process")
+    return str(holder(root, lock) or "another process")
 
 
 @contextmanager
@@ -135,17 +144,39 @@ def _try_acquire(root: Path, command: str) -> bool:
         if held is not None:
             held.depth += 1
             return True
-        root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root / WRITE_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = try_flock(root / WRITE_LOCK, command)
+        if fd is None:
             return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode(), 0)
         _HELD[root] = _Held(fd, 1)
         return True
+
+
+def write_depth(root: Path) -> int:
+    """How many nested ``write_lock`` blocks of this process hold the library at ``root``."""
+    with _HELD_LOCK:
+        held = _HELD.get(root.resolve())
+        return held.depth if held else 0
+
+
+def try_flock(path: Path, command: str) -> int | None:
+    """Take the exclusive lock on ``path`` without waiting and record who holds it there;
+    the descriptor (close it to let go), or None when another process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode(), 0)
+    return fd
+
+
+def unflock(fd: int) -> None:
+    """Let go of a lock taken by ``try_flock`` (the record is cleared first)."""
+    os.ftruncate(fd, 0)
+    os.close(fd)  # closing the descriptor releases the flock
 
 
 def _release(root: Path) -> None:
@@ -155,15 +186,22 @@ def _release(root: Path) -> None:
         if held.depth:
             return
         del _HELD[root]
-        os.ftruncate(held.fd, 0)
-        os.close(held.fd)  # closing the descriptor releases the flock
+        unflock(held.fd)
+
+
+def this_command() -> str:
+    """How this process is named to others waiting for it: its command line, shortened."""
+    words = [Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]]
+    text = " ".join(words)
+    return text if len(text) <= 80 else text[:77] + "…"
 
 
 @contextmanager
-def waiting_reader(root: Path) -> Iterator[None]:
-    """Mark this process as waiting for the library's index folder for the block (a shared
-    lock, so any number of readers wait together; the kernel drops it if the process dies)."""
-    fd = os.open(root / READERS_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+def waiting_for_index(root: Path) -> Iterator[None]:
+    """Mark this process as waiting for the library's index for the block (a shared lock, so
+    any number of processes wait together; the kernel drops it if the process dies)."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / WAITING_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         yield
@@ -171,10 +209,10 @@ def waiting_reader(root: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def readers_waiting(root: Path) -> bool:
-    """Whether some process (this one included) waits for the library's index folder."""
+def index_wanted(root: Path) -> bool:
+    """Whether some process waits for the library's index (the owner asks between operations)."""
     try:
-        fd = os.open(root / READERS_LOCK, os.O_RDONLY)
+        fd = os.open(root / WAITING_LOCK, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
@@ -184,3 +222,34 @@ def readers_waiting(root: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def own_index(root: Path, wait_s: float) -> int:
+    """Become the owner of the library's index: the descriptor of ``LIBRARY/.index.lock``.
+
+    While another process owns it, this one marks itself waiting (so the owner lets go after
+    its current operation), says once whom it waits for, and after ``wait_s`` seconds raises
+    IndexLockedError naming the owner. A process that sees others already waiting gives them
+    the first turn (one poll), so two processes that both keep working take turns instead of
+    one of them starving.
+    """
+    path = root / INDEX_LOCK
+    if index_wanted(root):
+        time.sleep(2 * POLL_S)
+    fd = try_flock(path, this_command())
+    if fd is not None:
+        return fd
+    deadline = time.monotonic() + wait_s
+    with waiting_for_index(root):
+        LOG.warning(
+            "waiting for %s, which holds the index of %s…", describe_holder(root, INDEX_LOCK), root
+        )
+        while (fd := try_flock(path, this_command())) is None:
+            if time.monotonic() >= deadline:
+                raise IndexLockedError(
+                    f"the index of {root} is held by {describe_holder(root, INDEX_LOCK)} "
+                    f"(waited {wait_s:.0f} s); try again when it finishes, or run a Qdrant "
+                    "server (QDRANT_URL)"
+                )
+            time.sleep(POLL_S)
+    return fd

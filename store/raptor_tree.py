@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from store.library import read_json, write_json
-from store.search_engine import unit_rows
+from store.snapshot import unit_rows
 
 CLUSTER_TARGET = 6
 CLUSTER_MAX = 8

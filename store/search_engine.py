@@ -1,47 +1,34 @@
-"""Per-entry candidate scores for a query: an in-memory matrix engine, or Qdrant's query API.
+"""Per-entry candidate scores for a query, from Qdrant: the embedded Edge index or a server.
 
-Why two engines: Qdrant local mode (the default, index in ``LIBRARY/qdrant``) searches by brute
-force in Python; at 90,000 structural entries a filtered dense query takes ~650 ms and a sparse
-one ~600 ms, far over the 50 ms search budget. ``MatrixEngine`` loads the committed points once
-into numpy (a normalised dense matrix, a BM25 inverted index with Qdrant's IDF, payload columns)
-and answers every query with a handful of vectorised operations (~20 ms end to end at 10,000
-documents, query embedding included; see ``evals/bench_search.py``). ``QdrantEngine`` sends
-the same queries to Qdrant itself; it is the path for a Qdrant server (``QDRANT_URL``), where
-search is indexed and fast, and, against local mode, the reference the matrix engine is tested
-against.
+The engine sends two nearest-neighbour queries to the index's collection, dense cosine and BM25
+(sparse vectors with Qdrant's IDF modifier), each limited to the committed entries that pass
+the filters, and returns the top ``depth`` entries of each with the score of every retriever
+that returned the entry (NaN where it did not). Fusion and gating live in ``tools/search.py``.
 
-Both engines return the same thing (:class:`Candidates`): the top ``depth`` entries under each
-retriever after the filters, with the score of every retriever that returned the entry (NaN
-where it did not). Fusion and gating live in ``tools/search.py``.
-
-The matrix engine is a snapshot: it is cached per (library, collection) together with the
-library's index version (``Library.index_version``, bumped by the catalog on every publish and
-removal) and reloaded when that version changes.
+The same code serves both deployments: ``StructuralIndex.client`` is qdrant-client's
+``QdrantClient`` for a server (``QDRANT_URL``) and ``store.edge.EdgeClient`` otherwise, which
+takes the same calls. Filtered dense queries search the HNSW graph with ``hnsw_ef`` of at
+least ``HNSW_EF``: at the default ef, a single-year filter lost 16 % of the exact top 10.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
-from store.index import DENSE, SPARSE, IndexLockedError
+from store.index import COMMITTED, DENSE, SPARSE, Client
+from store.snapshot import BoolArray, FloatArray, IntArray, SparseQuery, scroll_points
 
-FloatArray = NDArray[np.float32]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
-
-ENGINE_KINDS = ("auto", "matrix", "qdrant")
+HNSW_EF = 256
 ENTRY_TYPES: tuple[str, ...] = ("document", "section")
-SCROLL_PAGE = 1024
 PAYLOAD_FIELDS = [
     "doc_id",
     "entry_type",
@@ -101,20 +88,6 @@ class SectionInfo:
     end_page: int
 
 
-@dataclass(frozen=True)
-class SparseQuery:
-    """A BM25 query vector: term ids and their weights (fastembed gives 1.0 per term)."""
-
-    indices: IntArray
-    values: FloatArray
-
-    @classmethod
-    def from_vector(cls, vector: models.SparseVector) -> SparseQuery:
-        return cls(
-            np.asarray(vector.indices, dtype=np.int64), np.asarray(vector.values, dtype=np.float32)
-        )
-
-
 @dataclass
 class Candidates:
     """Candidate entries of one query and their per-retriever scores.
@@ -136,34 +109,6 @@ class Candidates:
 
     def __len__(self) -> int:
         return len(self.entry_doc)
-
-
-class SearchEngine(Protocol):
-    """What ``tools.search.DocumentSearch`` needs from an engine."""
-
-    name: str
-    version: str
-
-    def candidates(
-        self, dense: FloatArray, sparse: SparseQuery, filters: SearchFilters, depth: int
-    ) -> Candidates:
-        """Top ``depth`` entries under each retriever, filters applied, committed only."""
-        ...
-
-    def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
-        """Every committed document matching the filters (for browsing), unordered."""
-        ...
-
-    def corpus_size(self) -> int:
-        """Number of committed documents."""
-        ...
-
-
-# -- shared helpers --------------------------------------------------------------------------------
-def qdrant_idf(document_frequency: NDArray[Any], corpus_size: int) -> NDArray[np.float64]:
-    """Qdrant's IDF modifier: ln((N - n + 0.5) / (n + 0.5) + 1), N = points with the vector."""
-    df = np.asarray(document_frequency, dtype=np.float64)
-    return np.log((corpus_size - df + 0.5) / (df + 0.5) + 1.0)
 
 
 def _document_info(payload: dict[str, Any]) -> DocumentInfo:
@@ -189,40 +134,11 @@ def _section_info(payload: dict[str, Any]) -> SectionInfo | None:
     )
 
 
-def _scroll(
-    client: QdrantClient,
-    collection: str,
-    flt: models.Filter | None,
-    vectors: bool,
-    payload: list[str] | bool = PAYLOAD_FIELDS,
-) -> Iterator[models.Record]:
-    """Every point matching ``flt``, page by page (a single scroll call is capped)."""
-    offset: Any = None
-    while True:
-        points, offset = client.scroll(
-            collection,
-            scroll_filter=flt,
-            limit=SCROLL_PAGE,
-            offset=offset,
-            with_payload=payload,
-            with_vectors=[DENSE, SPARSE] if vectors else False,
-        )
-        yield from points
-        if offset is None:
-            return
-
-
 def _match(field_name: str, value: Any) -> models.FieldCondition:
     return models.FieldCondition(key=field_name, match=models.MatchValue(value=value))
 
 
-def _top(scores: FloatArray, eligible: BoolArray, depth: int) -> IntArray:
-    """Indices of the ``depth`` highest eligible scores (unordered; ties at the cut arbitrary)."""
-    rows = np.flatnonzero(eligible)
-    if len(rows) > depth:
-        keep = np.argpartition(-scores[rows], depth - 1)[:depth]
-        rows = rows[keep]
-    return rows.astype(np.int64)
+_DOCUMENTS = models.Filter(must=[_match("committed", COMMITTED), _match("entry_type", "document")])
 
 
 class _DocumentTable:
@@ -283,239 +199,6 @@ def _contains(column: NDArray[np.str_], needle: str) -> BoolArray:
     return np.asarray(np.strings.find(column, text) >= 0)
 
 
-# -- the matrix engine -----------------------------------------------------------------------------
-@dataclass
-class Postings:
-    """A BM25 inverted index: for term ``terms[i]``, rows/values in ``starts[i]:starts[i+1]``."""
-
-    terms: IntArray
-    starts: IntArray
-    rows: IntArray
-    values: FloatArray
-    document_frequency: IntArray  # over every live point with a sparse vector, like Qdrant
-    corpus_points: int
-
-    def bm25(self, query: SparseQuery, rows_total: int) -> tuple[FloatArray, BoolArray]:
-        """BM25 of every row (Qdrant's IDF × stored term weights) and which rows share a term."""
-        scores = np.zeros(rows_total, dtype=np.float32)
-        touched = np.zeros(rows_total, dtype=bool)
-        for term, weight in zip(query.indices.tolist(), query.values.tolist(), strict=True):
-            rows, values, df = self.lookup(term)
-            if not len(rows):
-                continue
-            idf = float(qdrant_idf(np.array(df), self.corpus_points))
-            scores[rows] += np.float32(weight * idf) * values  # a term occurs once per row
-            touched[rows] = True
-        return scores, touched
-
-    def lookup(self, term: int) -> tuple[IntArray, FloatArray, int]:
-        """Rows and weights of one term among committed rows, and its collection-wide df."""
-        at = int(np.searchsorted(self.terms, term))
-        if at >= len(self.terms) or self.terms[at] != term:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32), 0
-        lo, hi = int(self.starts[at]), int(self.starts[at + 1])
-        return self.rows[lo:hi], self.values[lo:hi], int(self.document_frequency[at])
-
-
-@dataclass
-class Rows:
-    """Committed points as pulled from Qdrant (any order), plus collection-wide term counts."""
-
-    payloads: list[dict[str, Any]]
-    dense: FloatArray
-    sparse: list[tuple[IntArray, FloatArray]]
-    every_term: IntArray  # term ids of every live point with a sparse vector, concatenated
-    sparse_points: int  # how many such points (Qdrant's N for IDF)
-
-    @classmethod
-    def from_records(cls, records: Iterable[models.Record]) -> Rows:
-        """From scrolled records; uncommitted points count for IDF but are not searchable."""
-        payloads: list[dict[str, Any]] = []
-        dense: list[list[float]] = []
-        sparse: list[tuple[IntArray, FloatArray]] = []
-        terms: list[IntArray] = []
-        for record in records:
-            vectors = record.vector if isinstance(record.vector, dict) else {}
-            vector = vectors.get(SPARSE)
-            pair = _sparse_pair(vector if isinstance(vector, models.SparseVector) else None)
-            if isinstance(vector, models.SparseVector):
-                terms.append(pair[0])
-            values = vectors.get(DENSE)
-            payload = record.payload or {}
-            if payload.get("committed") is True and isinstance(values, list):
-                payloads.append(payload)
-                dense.append(cast(list[float], values))
-                sparse.append(pair)
-        return cls(payloads, _matrix(dense), sparse, _concat(terms), len(terms))
-
-    @classmethod
-    def load(
-        cls, client: QdrantClient, collection: str, payload: list[str] | bool = PAYLOAD_FIELDS
-    ) -> Rows:
-        """Every committed point (local-mode arrays when possible, else a paged scroll)."""
-        if not client.collection_exists(collection):
-            return cls([], _matrix([]), [], _ints(), 0)
-        rows = cls.from_local(client, collection)
-        if rows is None:
-            rows = cls.from_records(_scroll(client, collection, None, True, payload))
-        return rows
-
-    @classmethod
-    def from_local(cls, client: QdrantClient, collection: str) -> Rows | None:
-        """Straight from a local-mode collection's arrays; ``None`` if they are not as expected.
-
-        Scrolling 90,000 points through local mode copies every vector into Python lists and
-        takes ~30 s; its in-memory arrays give the same rows in a few seconds. The layout is
-        private to qdrant-client, so anything unexpected falls back to scrolling, and the unit
-        tests check both paths against Qdrant's own query results.
-        """
-        try:
-            inner: Any = getattr(client, "_client", None)
-            local: Any = inner.collections[collection]
-            payloads: list[dict[str, Any]] = local.payload
-            n = len(payloads)
-            alive = ~np.asarray(local.deleted[:n], dtype=bool)
-            has_dense = alive & ~np.asarray(local.deleted_per_vector[DENSE][:n], dtype=bool)
-            has_sparse = alive & ~np.asarray(local.deleted_per_vector[SPARSE][:n], dtype=bool)
-            matrix = np.asarray(local.vectors[DENSE][:n], dtype=np.float32)
-            stored = local.sparse_vectors[SPARSE][:n]
-        except (AttributeError, KeyError, TypeError):
-            return None
-        if len(has_dense) != n or matrix.shape[0] != n or len(stored) != n:
-            return None
-        rows = [i for i in np.flatnonzero(has_dense).tolist() if payloads[i].get("committed")]
-        sparse_rows = np.flatnonzero(has_sparse).tolist()
-        return cls(
-            payloads=[payloads[i] for i in rows],
-            dense=matrix[rows],
-            sparse=[_sparse_pair(stored[i]) for i in rows],
-            every_term=_concat([np.asarray(stored[i].indices, np.int64) for i in sparse_rows]),
-            sparse_points=len(sparse_rows),
-        )
-
-
-def _sparse_pair(vector: models.SparseVector | None) -> tuple[IntArray, FloatArray]:
-    if vector is None:
-        return _ints(), np.zeros(0, np.float32)
-    return np.asarray(vector.indices, np.int64), np.asarray(vector.values, np.float32)
-
-
-def _matrix(rows: list[list[float]]) -> FloatArray:
-    return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1 if rows else 0)
-
-
-def _concat(arrays: list[IntArray]) -> IntArray:
-    return np.concatenate(arrays).astype(np.int64) if arrays else _ints()
-
-
-@dataclass
-class MatrixEngine:
-    """All committed entries in numpy; every query is a few vectorised operations."""
-
-    table: _DocumentTable
-    row_doc: IntArray
-    row_is_section: BoolArray
-    sections: list[SectionInfo | None]
-    matrix: FloatArray
-    postings: Postings
-    version: str = ""
-    load_seconds: float = 0.0
-    name: str = field(default="matrix", init=False)
-
-    @classmethod
-    def load(cls, client: QdrantClient, collection: str, version: str = "") -> MatrixEngine:
-        """Read every point once (local-mode arrays when possible, else a paged scroll)."""
-        started = time.perf_counter()
-        engine = cls.from_rows(Rows.load(client, collection), version)
-        engine.load_seconds = time.perf_counter() - started
-        return engine
-
-    @classmethod
-    def from_rows(cls, rows: Rows, version: str = "") -> MatrixEngine:
-        """Sort rows by document (document entry first, then sections) and build the arrays."""
-        order = sorted(range(len(rows.payloads)), key=lambda i: _row_key(rows.payloads[i]))
-        payloads = [rows.payloads[i] for i in order]
-        infos: dict[str, DocumentInfo] = {}
-        for payload in payloads:
-            infos.setdefault(str(payload["doc_id"]), _document_info(payload))
-        table = _DocumentTable(list(infos.values()))
-        matrix = unit_rows(rows.dense[order] if order else rows.dense)
-        return cls(
-            table=table,
-            row_doc=table.position(str(p["doc_id"]) for p in payloads) if payloads else _ints(),
-            row_is_section=np.array([p.get("entry_type") == "section" for p in payloads], bool),
-            sections=[_section_info(p) for p in payloads],
-            matrix=matrix,
-            postings=build_postings([rows.sparse[i] for i in order], rows),
-            version=version,
-        )
-
-    # -- queries -------------------------------------------------------------------------------
-    def corpus_size(self) -> int:
-        return len(self.table)
-
-    def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
-        return self.table.matching(filters)
-
-    def row_mask(self, filters: SearchFilters) -> BoolArray:
-        """Rows passing the filters: document filters broadcast to rows, plus entry types."""
-        doc_mask = self.table.mask(filters)
-        rows = len(self.row_doc)
-        mask = np.ones(rows, dtype=bool) if doc_mask is None else doc_mask[self.row_doc]
-        if "section" not in filters.entry_types:
-            mask &= ~self.row_is_section
-        if "document" not in filters.entry_types:
-            mask &= self.row_is_section
-        return mask
-
-    def dense_scores(self, query: FloatArray) -> FloatArray:
-        return cosine_scores(self.matrix, query)
-
-    def bm25_scores(self, query: SparseQuery) -> tuple[FloatArray, BoolArray]:
-        return self.postings.bm25(query, len(self.row_doc))
-
-    def candidates(
-        self, dense: FloatArray, sparse: SparseQuery, filters: SearchFilters, depth: int
-    ) -> Candidates:
-        if not len(self.row_doc):
-            return Candidates.empty()
-        mask = self.row_mask(filters)
-        dense_all = self.dense_scores(dense)
-        bm25_all, touched = self.bm25_scores(sparse)
-        dense_rows = _top(dense_all, mask, depth)
-        bm25_rows = _top(bm25_all, mask & touched, depth)
-        rows = np.union1d(dense_rows, bm25_rows)
-        dense_out = np.full(len(rows), np.nan, dtype=np.float32)
-        bm25_out = np.full(len(rows), np.nan, dtype=np.float32)
-        in_dense, in_bm25 = np.isin(rows, dense_rows), np.isin(rows, bm25_rows)
-        dense_out[in_dense] = dense_all[rows[in_dense]]
-        bm25_out[in_bm25] = bm25_all[rows[in_bm25]]
-        return Candidates(
-            documents=self.table.infos,
-            entry_doc=self.row_doc[rows],
-            sections=[self.sections[r] for r in rows.tolist()],
-            dense=dense_out,
-            bm25=bm25_out,
-        )
-
-
-def cosine_scores(matrix: FloatArray, query: FloatArray) -> FloatArray:
-    """Cosine similarity of every row to the query (rows are unit length)."""
-    q = np.asarray(query, dtype=np.float32)
-    norm = float(np.linalg.norm(q))
-    return np.asarray(matrix @ (q / norm if norm > 0 else q), dtype=np.float32)
-
-
-def unit_rows(dense: FloatArray) -> FloatArray:
-    """Rows scaled to unit length (zero rows stay zero)."""
-    norms = np.linalg.norm(dense, axis=1, keepdims=True)
-    return (dense / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-
-
-def _ints() -> IntArray:
-    return np.zeros(0, dtype=np.int64)
-
-
 def _row_key(payload: dict[str, Any]) -> tuple[str, int, str]:
     """Rows grouped by document, its document entry first, then sections in tree order."""
     return (
@@ -525,42 +208,18 @@ def _row_key(payload: dict[str, Any]) -> tuple[str, int, str]:
     )
 
 
-def build_postings(vectors: Sequence[tuple[IntArray, FloatArray]], rows: Rows) -> Postings:
-    """Invert the committed rows' sparse vectors; df counted over every live point (Qdrant)."""
-    lengths = np.array([len(indices) for indices, _ in vectors], dtype=np.int64)
-    if not len(lengths) or lengths.sum() == 0:
-        terms = _ints()
-        return Postings(terms, np.zeros(1, np.int64), _ints(), np.zeros(0, np.float32), terms, 0)
-    indices = np.concatenate([indices for indices, _ in vectors])
-    values = np.concatenate([values for _, values in vectors])
-    row_ids = np.repeat(np.arange(len(vectors), dtype=np.int64), lengths)
-    order = np.argsort(indices, kind="stable")
-    indices, values, row_ids = indices[order], values[order], row_ids[order]
-    terms, starts = np.unique(indices, return_index=True)
-    known, counts = np.unique(rows.every_term, return_counts=True)
-    at = np.minimum(np.searchsorted(known, terms), max(len(known) - 1, 0))
-    frequency = counts[at] if len(known) else np.zeros(len(terms), np.int64)
-    return Postings(
-        terms=terms.astype(np.int64),
-        starts=np.append(starts, len(indices)).astype(np.int64),
-        rows=row_ids,
-        values=values,
-        document_frequency=frequency.astype(np.int64),
-        corpus_points=rows.sparse_points,
-    )
-
-
-# -- the Qdrant engine -----------------------------------------------------------------------------
+# -- the engine ----------------------------------------------------------------------------------
 @dataclass
-class QdrantEngine:
-    """The same candidates through Qdrant's query API (fast on a server, slow in local mode).
+class SearchEngine:
+    """Candidates through Qdrant's query API, for the index's client (Edge or a server).
 
     Year, doc-id and entry-type filters go into the Qdrant filter; the venue and author
-    substring filters are resolved to doc ids through a cached table of document entries,
-    because Qdrant's text match is token-based and would disagree with the matrix engine.
+    substring filters (case-insensitive, any author) are resolved to doc ids through a table of
+    the document entries, scrolled once per index version, because Qdrant's text match is
+    token-based and its substring match case-sensitive.
     """
 
-    client: QdrantClient
+    client: Client
     collection: str
     version: str = ""
     name: str = field(default="qdrant", init=False)
@@ -572,24 +231,27 @@ class QdrantEngine:
         if self._table is None:
             infos: list[DocumentInfo] = []
             if self.client.collection_exists(self.collection):
-                flt = models.Filter(
-                    must=[_match("committed", True), _match("entry_type", "document")]
-                )
-                for point in _scroll(self.client, self.collection, flt, vectors=False):
+                for point in scroll_points(
+                    self.client, self.collection, _DOCUMENTS, False, PAYLOAD_FIELDS
+                ):
                     infos.append(_document_info(point.payload or {}))
             self._table = _DocumentTable(infos)
         return self._table
 
     def corpus_size(self) -> int:
-        return len(self.table)
+        """Number of committed documents (a count, so no table is loaded for it)."""
+        if not self.client.collection_exists(self.collection):
+            return 0
+        return int(self.client.count(self.collection, count_filter=_DOCUMENTS, exact=True).count)
 
     def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
+        """Every committed document matching the filters (for browsing), unordered."""
         return self.table.matching(filters)
 
     def query_filter(self, filters: SearchFilters) -> models.Filter | None:
         """The Qdrant filter for ``filters``; ``None`` when no document can match."""
         must: list[models.Condition] = [
-            _match("committed", True),
+            _match("committed", COMMITTED),
             models.FieldCondition(
                 key="entry_type", match=models.MatchAny(any=list(filters.entry_types))
             ),
@@ -615,6 +277,7 @@ class QdrantEngine:
     def candidates(
         self, dense: FloatArray, sparse: SparseQuery, filters: SearchFilters, depth: int
     ) -> Candidates:
+        """Top ``depth`` entries under each retriever, filters applied, committed only."""
         if not filters.entry_types or not self.client.collection_exists(self.collection):
             return Candidates.empty()
         flt = self.query_filter(filters)
@@ -644,6 +307,7 @@ class QdrantEngine:
             query_filter=flt,
             limit=depth,
             with_payload=PAYLOAD_FIELDS,
+            search_params=models.SearchParams(hnsw_ef=max(HNSW_EF, depth)),
         )
         return list(response.points)
 
@@ -666,72 +330,32 @@ def _candidates_from(entries: list[tuple[dict[str, Any], float, float]]) -> Cand
     )
 
 
-# -- choosing and caching --------------------------------------------------------------------------
-_CACHE: dict[tuple[Path, str, str], SearchEngine] = {}
+# -- caching -------------------------------------------------------------------------------------
+_CACHE: dict[tuple[Path, str], SearchEngine] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def resolve_kind(kind: str, server: bool) -> str:
-    """``auto`` means matrix for local mode and Qdrant for a server."""
-    kind = (kind or "auto").strip().lower()
-    if kind not in ENGINE_KINDS:
-        raise ValueError(
-            f"unknown search engine {kind!r} (VECTREE_SEARCH_ENGINE): use one of "
-            + ", ".join(ENGINE_KINDS)
-        )
-    if kind == "auto":
-        return "qdrant" if server else "matrix"
-    return kind
-
-
-def engine_for(catalog: Any, kind: str | None = None) -> SearchEngine:
-    """The engine for a catalog at its current index version (rebuilt when it changed).
+def engine_for(catalog: Any) -> SearchEngine:
+    """The engine for a catalog at its current index version (a new one, with a fresh
+    document table, when the version changed or the catalog's client was replaced).
 
     ``catalog`` is a ``store.catalog.Catalog``; the client always comes from its index, since
-    Qdrant local mode allows one client per folder and process.
+    an embedded shard may be open once per process.
     """
     index = catalog.index
-    chosen = resolve_kind(kind or index.settings.search_engine, bool(index.settings.qdrant_url))
-    key = (catalog.library.root.resolve(), index.collection, chosen)
+    key = (catalog.library.root.resolve(), index.collection)
     with _CACHE_LOCK:
         version = catalog.library.index_version()
+        client = index.client
         cached = _CACHE.get(key)
-        if chosen == "matrix":
-            if cached is not None and cached.version == version:
-                return cached
-            engine: SearchEngine = _load_matrix(index, version, cached)
-        else:
-            client = index.client
-            if cached is not None and cached.version == version and _same_client(cached, client):
-                return cached
-            engine = QdrantEngine(client, index.collection, version)
+        if cached is not None and cached.version == version and cached.client is client:
+            return cached
+        engine = SearchEngine(client, index.collection, version)
         _CACHE[key] = engine
         return engine
 
 
-def _load_matrix(index: Any, version: str, cached: SearchEngine | None) -> SearchEngine:
-    """Load a snapshot holding the local folder lock only while reading it.
-
-    A process that only searches (the LangGraph server, `vectree ask`) thus never locks the
-    CLI or another server out. While a writer holds the lock past the wait, the previous
-    snapshot keeps serving (stale by at most that write) rather than failing the search.
-    """
-    try:
-        return index.read_snapshot(  # type: ignore[no-any-return]
-            lambda client: MatrixEngine.load(client, index.collection, version)
-        )
-    except IndexLockedError:
-        if cached is None:
-            raise
-        return cached
-
-
-def _same_client(engine: Any, client: QdrantClient) -> bool:
-    """A Qdrant engine must not outlive the client it queries (catalogs can be reopened)."""
-    return not isinstance(engine, QdrantEngine) or engine.client is client
-
-
 def clear_engines() -> None:
-    """Drop every cached engine (tests; frees the matrices)."""
+    """Drop every cached engine (tests)."""
     with _CACHE_LOCK:
         _CACHE.clear()

@@ -185,7 +185,9 @@ class IndexSettings(BaseModel):
     """Where the structural index lives and which embedding model fills it."""
 
     qdrant_url: str | None = Field(
-        default=None, description="Qdrant server URL (QDRANT_URL); unset = local mode."
+        default=None,
+        description="Qdrant server URL (QDRANT_URL); unset = the embedded Qdrant Edge index "
+        "in the library folder.",
     )
     qdrant_api_key: str | None = Field(default=None, description="Qdrant API key.")
     collection: str = Field(default="vectree_structure", description="Collection name.")
@@ -195,10 +197,17 @@ class IndexSettings(BaseModel):
     model_cache: Path | None = Field(
         default=None, description="Folder for converted models (VECTREE_MODEL_CACHE)."
     )
-    search_engine: str = Field(
-        default="auto",
-        description="Search engine (VECTREE_SEARCH_ENGINE): auto | matrix | qdrant; auto = "
-        "in-memory matrix for local mode, Qdrant's own query API for a server.",
+    search_threads: int = Field(
+        default_factory=lambda: max(1, min(os.cpu_count() or 1, 4)),
+        ge=1,
+        description="Search threads per embedded shard (VECTREE_SEARCH_THREADS; default: the "
+        "cores, at most 4).",
+    )
+    index_wait_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="Seconds a process waits for another one owning the embedded index (it "
+        "lets go after its current operation) before giving up (VECTREE_INDEX_WAIT).",
     )
     search_depth: int = Field(
         default=256,
@@ -215,8 +224,9 @@ class IndexSettings(BaseModel):
     @classmethod
     def from_env(cls) -> IndexSettings:
         """Build from QDRANT_URL / QDRANT_API_KEY / VECTREE_COLLECTION / VECTREE_EMBEDDING /
-        VECTREE_MODEL_CACHE / VECTREE_SEARCH_ENGINE / VECTREE_SEARCH_DEPTH /
-        VECTREE_WRITE_WAIT."""
+        VECTREE_MODEL_CACHE / VECTREE_SEARCH_THREADS / VECTREE_INDEX_WAIT /
+        VECTREE_SEARCH_DEPTH / VECTREE_WRITE_WAIT."""
+        defaults = cls()
         return cls(
             qdrant_url=_env("QDRANT_URL"),
             qdrant_api_key=_env("QDRANT_API_KEY"),
@@ -224,7 +234,8 @@ class IndexSettings(BaseModel):
             embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
             or DEFAULT_EMBEDDING_MODEL,
             model_cache=_env_path("VECTREE_MODEL_CACHE"),
-            search_engine=_env("VECTREE_SEARCH_ENGINE", "auto") or "auto",
+            search_threads=int(_env("VECTREE_SEARCH_THREADS", str(defaults.search_threads)) or "1"),
+            index_wait_s=_env_float("VECTREE_INDEX_WAIT", defaults.index_wait_s),
             search_depth=int(_env("VECTREE_SEARCH_DEPTH", "256") or "256"),
             write_wait_s=_env_float("VECTREE_WRITE_WAIT", 60.0),
         )

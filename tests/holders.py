@@ -1,9 +1,10 @@
 """A helper process holding a library's locks, so contention tests are real (another process
 holds them) yet deterministic (the test decides when it lets go).
 
-Modes: ``write`` holds the write lock as `vectree ingest`; ``batch`` also holds the index folder
-open between writes, lending it to waiting readers, as an ingest batch does between two
-documents; ``folder`` holds the index folder with a bare Qdrant client that never lets go.
+Modes: ``write`` holds the write lock as `vectree ingest`; ``batch`` also owns the embedded
+index between writes, lending it to waiting processes, as an ingest batch does between two
+documents; ``owner`` takes the index lock as `vectree serve` and never lets go (a process busy
+in one long operation).
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ def hold():
     sys.stdin.read()  # until the test closes our stdin
 
 
-if mode == "folder":
-    from qdrant_client import QdrantClient
+if mode == "owner":
+    from store.locks import INDEX_LOCK, try_flock
 
-    client = QdrantClient(path=str(root / "qdrant"))
+    assert try_flock(root / INDEX_LOCK, "vectree serve") is not None
     hold()
 else:
     from store.catalog import open_catalog
@@ -41,11 +42,11 @@ else:
     catalog = open_catalog(root)
     with catalog.writing("vectree ingest"):
         if mode == "batch":
-            with catalog.index.lending_to_readers():
-                catalog.index.count()  # opens the folder
-                hold()
-                # Whether a waiting reader made the batch close its client meanwhile.
-                print("lent" if "client" not in catalog.index.__dict__ else "kept", flush=True)
+            catalog.index.count()  # owns the index
+            hold()
+            # Whether a waiting process made the batch let go of the index meanwhile.
+            owned = catalog.index.client._lock_fd is not None
+            print("kept" if owned else "lent", flush=True)
         else:
             hold()
 """

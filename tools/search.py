@@ -45,15 +45,13 @@ from store.search_engine import (
     BoolArray,
     Candidates,
     DocumentInfo,
-    FloatArray,
-    IntArray,
     SearchEngine,
     SearchFilters,
     SectionInfo,
-    SparseQuery,
     engine_for,
 )
 from store.settings import GateSettings
+from store.snapshot import FloatArray, IntArray, SparseQuery
 
 Floats = NDArray[np.floating[Any]]
 
@@ -262,10 +260,10 @@ class DocumentSearch:
         self,
         catalog: Catalog,
         gates: GateSettings | None = None,
-        engine: str | SearchEngine | None = None,
+        engine: SearchEngine | None = None,
     ) -> None:
-        """``engine``: a kind ("auto", "matrix", "qdrant"; default VECTREE_SEARCH_ENGINE) or
-        a ready engine (tests inject hand-built ones)."""
+        """``engine``: a ready engine (tests inject hand-built ones); by default the
+        catalog's, at the index's current version."""
         self.catalog = catalog
         self.gates = gates or GateSettings.from_env()
         self._engine = engine
@@ -273,8 +271,8 @@ class DocumentSearch:
     @property
     def engine(self) -> SearchEngine:
         """The engine at the index's current version (reloaded after publish/remove)."""
-        if self._engine is None or isinstance(self._engine, str):
-            return engine_for(self.catalog, self._engine)
+        if self._engine is None:
+            return engine_for(self.catalog)
         return self._engine
 
     def corpus_size(self) -> int:

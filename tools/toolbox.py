@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from store.catalog import Catalog
-from store.index import IndexLockedError
 from store.library import DamagedFile
+from store.locks import IndexLockedError
 from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
 from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id

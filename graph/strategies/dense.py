@@ -30,7 +30,7 @@ from graph.recorder import Recorder
 from graph.state import Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from store.chunks import dense_chunks
-from store.search_engine import unit_rows
+from store.snapshot import unit_rows
 from tools.passages import Method, PassageSearch, ScoredChunk
 from tools.results import Passage
 

@@ -45,6 +45,7 @@ BATCH = [
 ]
 QUESTION = "What does the semantic parser SCISSOR integrate?"
 CLI_TIMEOUT_S = 180
+INDEX_WAIT_S = 10
 
 
 def vectree(
@@ -89,7 +90,7 @@ def _command(library: Path, *args: str) -> list[str]:
 
 def _env(wait: float | None) -> dict[str, str]:
     extra = {} if wait is None else {"VECTREE_WRITE_WAIT": str(wait)}
-    return {**os.environ, "PYTHONPATH": str(ROOT), **extra}
+    return {**os.environ, "PYTHONPATH": str(ROOT), "VECTREE_INDEX_WAIT": str(INDEX_WAIT_S), **extra}
 
 
 def start(library: Path, log: Path, *args: str, wait: float | None = None) -> subprocess.Popen[str]:
@@ -162,12 +163,12 @@ def test_readers_answer_while_a_batch_holds_the_index(library: Path) -> None:
     assert asked.returncode == 0, asked.stderr
     answer = json.loads(asked.stdout)
     assert answer["status"] == "answered" and answer["citations"]
-    # The batch let go of the folder for the readers (holding it, it would have kept them out).
+    # The batch let go of the index for the readers (holding it, it would have kept them out).
     assert holder.last_words == "lent"
-    # A reader that finds the folder still held says whom it waits for (it may also find it
-    # already lent, the batch polling faster than the reader opens Qdrant: then nothing to say).
-    waiting = f"waiting for `vectree ingest` (pid {holder.pid}) holding {library}/qdrant"
-    assert asked.stderr.strip() in ("", f"WARNING store.index: {waiting}…"), asked.stderr
+    # A reader that finds the index still owned says whom it waits for (it may also find it
+    # already lent: then nothing to say).
+    waiting = f"waiting for `vectree ingest` (pid {holder.pid}), which holds the index of {library}"
+    assert asked.stderr.strip() in ("", f"WARNING store.locks: {waiting}…"), asked.stderr
     assert searched.returncode == 0 and json.loads(searched.stdout)["results"], searched.stderr
     assert listed.returncode == 0 and len(json.loads(listed.stdout)) == len(SMALL)
 
@@ -247,7 +248,7 @@ def _thread(library: Path, thread_id: str) -> dict[str, Any]:
 
 def test_an_ask_killed_mid_run_lists_as_interrupted(library: Path, tmp_path: Path) -> None:
     log = tmp_path / "ask.err"
-    with holding(library, "folder"):  # the ask waits inside its run, so -9 lands mid-graph
+    with holding(library, "owner"):  # the ask waits inside its run, so -9 lands mid-graph
         asking = start(library, log, "ask", QUESTION, "--thread", "killed")
         wait_for_text(log, "waiting for")
         os.killpg(asking.pid, signal.SIGKILL)
@@ -260,15 +261,15 @@ def test_an_ask_killed_mid_run_lists_as_interrupted(library: Path, tmp_path: Pat
 def test_an_ask_that_cannot_reach_the_index_fails_in_one_line_and_is_recorded(
     library: Path,
 ) -> None:
-    with holding(library, "folder"):  # a process that never lets go of the index folder
+    with holding(library, "owner"):  # a process that never lets go of the index
         asked = vectree(library, "ask", QUESTION, "--thread", "blocked")
     assert asked.returncode == 1
     line = one_error_line(asked)
     assert line.startswith("error: the run failed (thread blocked): IndexLockedError: the index")
-    assert "held by another process (waited 10 s)" in line
+    assert "is held by `vectree serve` (pid" in line and "(waited 10 s)" in line
     assert _thread(library, "blocked")["status"] == "failed"
     trace = json.loads(vectree(library, "trace", "blocked", "--json").stdout)
-    assert trace["status_detail"].startswith("IndexLockedError: the index in")
+    assert trace["status_detail"].startswith(f"IndexLockedError: the index of {library}")
 
 
 def test_a_real_ingest_with_readers_and_writers_at_the_same_time(tmp_path: Path) -> None:

@@ -234,7 +234,7 @@ def test_repair_reindexes_a_document_that_lost_its_entries(
 ) -> None:
     catalog.index.delete_document(B)
     [damage] = check_library(catalog).damaged
-    assert (damage.doc_id, damage.file) == (B, str(catalog.library.qdrant_dir))
+    assert (damage.doc_id, damage.file) == (B, catalog.index.location)
     assert damage.problem == "the index holds 0 of its 3 entries"
     root = catalog.library.root
     close_catalogs()
@@ -285,7 +285,7 @@ def _uncommit(catalog: Catalog, doc_id: str) -> None:
         must=[models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id))]
     )
     catalog.index.client.set_payload(
-        catalog.index.collection, {"committed": False}, points=selector, wait=True
+        catalog.index.collection, {"committed": 0}, points=selector, wait=True
     )
 
 

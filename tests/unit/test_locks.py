@@ -16,11 +16,14 @@ import pytest
 
 from store.locks import (
     Holder,
+    IndexLockedError,
     LibraryBusyError,
     holder,
+    index_wanted,
+    own_index,
     process_alive,
-    readers_waiting,
-    waiting_reader,
+    unflock,
+    waiting_for_index,
     write_lock,
 )
 from tests.holders import holding
@@ -105,11 +108,29 @@ def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
             assert holder(tmp_path) == Holder(os.getpid(), "vectree ingest")
 
 
-def test_readers_mark_that_they_wait(tmp_path: Path) -> None:
-    assert not readers_waiting(tmp_path)  # no mark file yet
-    with waiting_reader(tmp_path), waiting_reader(tmp_path):  # readers wait together
-        assert readers_waiting(tmp_path)
-    assert not readers_waiting(tmp_path)
+def test_processes_mark_that_they_wait_for_the_index(tmp_path: Path) -> None:
+    assert not index_wanted(tmp_path)  # no mark file yet
+    with waiting_for_index(tmp_path), waiting_for_index(tmp_path):  # any number wait together
+        assert index_wanted(tmp_path)
+    assert not index_wanted(tmp_path)
+
+
+def test_the_index_has_one_owner_and_a_waiter_names_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with holding(tmp_path, "owner") as process:
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING), pytest.raises(IndexLockedError) as raised:
+            own_index(tmp_path, wait_s=0.5)
+        assert time.monotonic() - started >= 0.5
+        assert f"held by `vectree serve` (pid {process.pid})" in str(raised.value)
+        assert f"waiting for `vectree serve` (pid {process.pid})" in caplog.text
+    fd = own_index(tmp_path, wait_s=0)  # the owner is gone: the lock is free at once
+    assert holder(tmp_path, ".index.lock") == Holder(
+        os.getpid(), holder(tmp_path, ".index.lock").command
+    )
+    unflock(fd)
+    assert holder(tmp_path, ".index.lock") is None
 
 
 def test_process_alive_tells_live_from_finished_processes() -> None:

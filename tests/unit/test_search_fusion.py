@@ -1,9 +1,11 @@
-"""Layer-0 fusion and gates on hand-made scores, and the matrix engine against Qdrant in memory."""
+"""Layer-0 fusion and gates on hand-made scores, and the Edge engine against Qdrant's reference
+implementation (qdrant-client in memory)."""
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,23 +14,19 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient, models
 
-from store.index import DENSE, SPARSE, point_id
+from store.edge import EdgeClient
+from store.index import DENSE, SPARSE, Client, point_id
 from store.library import Library
 from store.search_engine import (
     Candidates,
     DocumentInfo,
-    MatrixEngine,
-    QdrantEngine,
-    Rows,
+    SearchEngine,
     SearchFilters,
     SectionInfo,
-    SparseQuery,
-    _scroll,
     engine_for,
-    qdrant_idf,
-    resolve_kind,
 )
 from store.settings import IndexSettings
+from store.snapshot import Rows, SparseQuery, build_postings, qdrant_idf, scroll_points
 from tools.search import (
     DocumentSearch,
     GateSettings,
@@ -321,14 +319,16 @@ def test_gate_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
         GateSettings.from_env()
 
 
-# -- the matrix engine against Qdrant (in memory, tiny) --------------------------------------------
+# -- the Edge engine against Qdrant's reference (qdrant-client in memory, tiny) ------------------
 COLLECTION = "c"
 DIM = 8
 VENUES = ["Proc. of ACL", "EMNLP", None, "Nature Machine Intelligence"]
 
 
-def tiny_collection(client: QdrantClient, docs: int = 14, seed: int = 3) -> None:
-    """Documents with 1 document + 3 section entries, some years unknown, two uncommitted."""
+def tiny_collection(client: Client, docs: int = 14, seed: int = 3, bare: bool = False) -> None:
+    """Documents with 1 document + 3 section entries, some years unknown, two uncommitted;
+    ``bare``: some entries without any BM25 term (Qdrant's engine leaves those out of the IDF's
+    N, qdrant-client's local mode counts them, so the engines are compared without them)."""
     rnd = random.Random(seed)
     client.create_collection(
         COLLECTION,
@@ -344,14 +344,14 @@ def tiny_collection(client: QdrantClient, docs: int = 14, seed: int = 3) -> None
             "venue": VENUES[n % 4],
             "authors": ["Ann Lee", "Bo Chen"] if n % 2 else ["Carla Diaz"],
             "total_pages": 10,
-            "committed": n < docs - 2,
+            "committed": int(n < docs - 2),
         }
         for key in ["document", "section:0000", "section:0001", "section:0002"]:
             payload = {**base, "entry_type": key.split(":")[0]}
             if key != "document":
                 node = key.split(":")[1]
                 payload.update(node_id=node, section_title=f"S{node}", start_page=1, end_page=2)
-            terms = sorted(rnd.sample(range(30), rnd.randint(0, 6)))
+            terms = sorted(rnd.sample(range(30), rnd.randint(0 if bare else 1, 6)))
             vector = {
                 DENSE: [rnd.gauss(0, 1) for _ in range(DIM)],
                 SPARSE: models.SparseVector(
@@ -362,8 +362,18 @@ def tiny_collection(client: QdrantClient, docs: int = 14, seed: int = 3) -> None
                 models.PointStruct(id=point_id(base["doc_id"], key), vector=vector, payload=payload)
             )
     client.upsert(COLLECTION, points)
-    gone = models.PointIdsList(points=[point_id("d03", "section:0001")])
-    client.delete(COLLECTION, points_selector=gone)  # deleted points leave IDF and results
+
+
+def _match(key: str, value: Any) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+@pytest.fixture
+def edge(tmp_path: Path) -> Iterator[EdgeClient]:
+    client = EdgeClient(tmp_path / "edge", tmp_path, wait_s=0, threads=1)
+    tiny_collection(client)
+    yield client
+    client.close()
 
 
 def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
@@ -388,94 +398,80 @@ def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
         SearchFilters(entry_types=("document",), journal="nature", year_max=2030),
     ],
 )
-def test_matrix_and_qdrant_engines_return_the_same_candidates(filters: SearchFilters) -> None:
-    client = QdrantClient(":memory:")
-    tiny_collection(client)
-    matrix = MatrixEngine.load(client, COLLECTION)
-    qdrant = QdrantEngine(client, COLLECTION)
+def test_edge_and_the_qdrant_reference_return_the_same_candidates(
+    edge: EdgeClient, filters: SearchFilters
+) -> None:
+    reference = QdrantClient(":memory:")
+    tiny_collection(reference)
+    ours, theirs = SearchEngine(edge, COLLECTION), SearchEngine(reference, COLLECTION)
     rnd = random.Random(11)
     for depth in (5, 100):
         for _ in range(5):
             dense = np.array([rnd.gauss(0, 1) for _ in range(DIM)], dtype=np.float32)
             terms = np.array(sorted(rnd.sample(range(32), 4)), dtype=np.int64)
             sparse = SparseQuery(terms, np.ones(4, dtype=np.float32))
-            a = keyed(matrix.candidates(dense, sparse, filters, depth))
-            b = keyed(qdrant.candidates(dense, sparse, filters, depth))
+            a = keyed(ours.candidates(dense, sparse, filters, depth))
+            b = keyed(theirs.candidates(dense, sparse, filters, depth))
             assert a.keys() == b.keys()
             for key, (dense_a, bm25_a) in a.items():
                 dense_b, bm25_b = b[key]
                 assert np.allclose([dense_a, bm25_a], [dense_b, bm25_b], atol=1e-5, equal_nan=True)
-    assert {i.doc_id for i in matrix.documents(filters)} == {
-        i.doc_id for i in qdrant.documents(filters)
+    assert {i.doc_id for i in ours.documents(filters)} == {
+        i.doc_id for i in theirs.documents(filters)
     }
-    assert matrix.corpus_size() == qdrant.corpus_size() == 12
+    assert ours.corpus_size() == theirs.corpus_size() == 12
 
 
-def test_matrix_bm25_is_qdrant_idf_times_the_stored_weights() -> None:
-    client = QdrantClient(":memory:")
-    tiny_collection(client)
-    matrix = MatrixEngine.load(client, COLLECTION)
+def test_exhaustive_bm25_is_qdrant_idf_times_the_stored_weights(tmp_path: Path) -> None:
+    edge = EdgeClient(tmp_path / "edge", tmp_path, wait_s=0, threads=1)
+    tiny_collection(edge, bare=True)
+    rows = Rows.load(edge, COLLECTION)
+    postings = build_postings(rows.sparse, rows)
     term = 7
-    scores, touched = matrix.bm25_scores(SparseQuery(np.array([term]), np.array([1.0], np.float32)))
-    points, _ = client.scroll(COLLECTION, limit=1000, with_vectors=True)
+    scores, touched = postings.bm25(
+        SparseQuery(np.array([term]), np.array([1.0], np.float32)), len(rows.sparse)
+    )
+    points = list(scroll_points(edge, COLLECTION, None, True))
     df = sum(term in p.vector[SPARSE].indices for p in points)  # type: ignore[index]
-    idf = float(qdrant_idf(np.array(df), len(points)))
-    for row in np.flatnonzero(touched):
-        assert scores[row] > 0
-    rows, values, found_df = matrix.postings.lookup(term)
+    with_terms = sum(bool(p.vector[SPARSE].indices) for p in points)  # type: ignore[index]
+    assert rows.sparse_points == with_terms < len(points)
+    idf = float(qdrant_idf(np.array(df), with_terms))
+    assert len(points) == 14 * 4 and len(rows.payloads) == 12 * 4
+    found_rows, values, found_df = postings.lookup(term)
     assert found_df == df  # uncommitted points count, like Qdrant
-    assert scores[rows] == pytest.approx(values * idf, rel=1e-6)
+    assert touched[found_rows].all()
+    assert scores[found_rows] == pytest.approx(values * idf, rel=1e-6)
+    query = SparseQuery(np.array([term]), np.array([1.0], np.float32))
+    served = SearchEngine(edge, COLLECTION).candidates(
+        np.ones(DIM, np.float32), query, SearchFilters(), 100
+    )
+    assert sorted(served.bm25[~np.isnan(served.bm25)]) == pytest.approx(
+        sorted(scores[touched]), rel=1e-5
+    )
 
 
-def test_local_arrays_and_a_scroll_load_the_same_engine() -> None:
-    client = QdrantClient(":memory:")
-    tiny_collection(client)
-    local = Rows.from_local(client, COLLECTION)
-    assert local is not None
-    fast = MatrixEngine.from_rows(local)
-    slow = MatrixEngine.from_rows(Rows.from_records(_scroll(client, COLLECTION, None, True)))
-    assert fast.row_doc.tolist() == slow.row_doc.tolist() and len(fast.row_doc) == 12 * 4 - 1
-    assert fast.row_is_section.tolist() == slow.row_is_section.tolist()
-    assert fast.sections == slow.sections and fast.table.infos == slow.table.infos
-    assert np.allclose(fast.matrix, slow.matrix, atol=1e-6)
-    for name in ("terms", "starts", "rows", "values", "document_frequency"):
-        assert np.array_equal(getattr(fast.postings, name), getattr(slow.postings, name)), name
-    assert fast.postings.corpus_points == slow.postings.corpus_points == 14 * 4 - 1
-
-
-def test_year_filters_exclude_documents_without_a_year() -> None:
-    client = QdrantClient(":memory:")
-    tiny_collection(client)
-    matrix = MatrixEngine.load(client, COLLECTION)
-    years = [i.year for i in matrix.documents(SearchFilters(year_max=2100))]
+def test_year_filters_exclude_documents_without_a_year(edge: EdgeClient) -> None:
+    engine = SearchEngine(edge, COLLECTION)
+    years = [i.year for i in engine.documents(SearchFilters(year_max=2100))]
     assert None not in years and len(years) == 12 - 3  # d00, d05, d10 have no year
 
 
-def test_engine_choice_by_setting() -> None:
-    assert resolve_kind("auto", server=False) == "matrix"
-    assert resolve_kind("auto", server=True) == "qdrant"
-    assert resolve_kind("QDRANT", server=False) == "qdrant"
-    with pytest.raises(ValueError, match="VECTREE_SEARCH_ENGINE"):
-        resolve_kind("faiss", server=False)
+def test_edge_refuses_boolean_flags_it_could_never_match(edge: EdgeClient) -> None:
+    with pytest.raises(ValueError, match="0/1 integers"):
+        edge.count(COLLECTION, models.Filter(must=[_match("committed", True)]))
 
 
 def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> None:
     client = QdrantClient(":memory:")
     tiny_collection(client, docs=6)
     library = Library(tmp_path / "lib").ensure()
-    index = SimpleNamespace(
-        settings=IndexSettings(),
-        client=client,
-        collection=COLLECTION,
-        read_snapshot=lambda read: read(client),
-    )
+    index = SimpleNamespace(settings=IndexSettings(), client=client, collection=COLLECTION)
     catalog = SimpleNamespace(library=library, index=index)
     first = engine_for(catalog)
-    assert isinstance(first, MatrixEngine) and first.corpus_size() == 4
+    assert first.corpus_size() == 4
     assert engine_for(catalog) is first
-    client.set_payload(COLLECTION, {"committed": True}, points=models.Filter())
-    assert engine_for(catalog) is first  # no bump, no reload
+    client.set_payload(COLLECTION, {"committed": 1}, points=models.Filter())
+    assert engine_for(catalog) is first  # no bump: the same engine (its table is kept)
     library.bump_index_version()
     second = engine_for(catalog)
     assert second is not first and second.corpus_size() == 6
-    assert isinstance(engine_for(catalog, "qdrant"), QdrantEngine)

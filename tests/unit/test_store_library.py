@@ -49,7 +49,7 @@ def test_ensure_creates_folders(tmp_path: Path) -> None:
     library = Library(tmp_path / "lib").ensure()
     assert library.docs_dir.is_dir() and library.staging_dir.is_dir()
     assert library.trash_dir.is_dir()
-    assert library.qdrant_dir == tmp_path / "lib" / "qdrant"
+    assert library.index_dir == tmp_path / "lib" / "edge"
 
 
 def test_empty_or_missing_library_lists_nothing(tmp_path: Path) -> None:
