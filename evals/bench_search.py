@@ -5,8 +5,9 @@ Each scale is a fresh library in a temporary folder whose embedded index holds 1
 Zipf-distributed synthetic vocabulary and get real BM25 vectors from the project's sparse
 embedder. As in the product (entries version 2), each section's BM25 vector covers its content
 (``--content-words`` words, besides the compact text) and the document's covers all of its
-sections. Dense vectors are random unit vectors (embedding 900,000 texts with MiniLM on two
-cores would take hours, and latency does not depend on what they mean). Every document gets a
+sections. Dense vectors are synthetic (embedding 900,000 texts with MiniLM on two cores would
+take hours): each document lies near one of 400 topic directions and its entries near it, as
+embeddings cluster; queries lie near a topic. Every document gets a
 ``docs/<id>/`` folder so the visibility check runs as in production. After writing, the index
 is settled as a write command leaves it (optimised: HNSW and payload indexes).
 
@@ -83,6 +84,8 @@ FIELDS = (
     "embed_ms",
     "search_p50_ms",
 )
+TOPICS = 400
+TOPIC_SEED = 11
 YEAR = 2012
 """The single-year filter (about 1 in 31 documents)."""
 
@@ -172,8 +175,7 @@ def _write_batch(
             contents.append(f"{payloads[-1]['text']} {sections[i]}")
         _write_visible(catalog, base)
     sparse = catalog.index.embed_sparse(contents)
-    dense = rng.standard_normal((len(payloads), dim)).astype(np.float32)
-    dense /= np.linalg.norm(dense, axis=1, keepdims=True)
+    dense = topical_vectors(rng, len(doc_ids), dim)
     points = [
         models.PointStruct(
             id=point_id(doc_id, key), vector={DENSE: d.tolist(), SPARSE: s}, payload=payload
@@ -181,6 +183,27 @@ def _write_batch(
         for (doc_id, key), payload, d, s in zip(keys, payloads, dense, sparse, strict=True)
     ]
     catalog.index.client.upsert(catalog.index.collection, points, wait=True)
+
+
+def topics(dim: int) -> FloatArray:
+    """Fixed unit topic directions shared by entries and queries."""
+    centres = np.random.default_rng(TOPIC_SEED).standard_normal((TOPICS, dim))
+    return (centres / np.linalg.norm(centres, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _unit(vectors: Any) -> FloatArray:
+    return (vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def topical_vectors(rng: np.random.Generator, docs: int, dim: int) -> FloatArray:
+    """Unit vectors for ``docs`` documents of 9 entries: each document near one topic, its
+    entries near the document (embeddings cluster so; uniform random vectors would not, and
+    would make every nearest-neighbour index look worse than on real entries)."""
+    centre = topics(dim)[rng.integers(0, TOPICS, size=docs)]
+    noise = 1.0 / np.sqrt(dim)
+    doc = _unit(centre + 1.2 * noise * rng.standard_normal((docs, dim)))
+    entries = np.repeat(doc, 1 + SECTIONS_PER_DOC, axis=0)
+    return _unit(entries + 0.8 * noise * rng.standard_normal(entries.shape))
 
 
 def _write_visible(catalog: Catalog, base: dict[str, Any]) -> None:
@@ -221,15 +244,15 @@ Query = tuple[FloatArray, SparseQuery]
 def query_vectors(catalog: Catalog, queries: list[str]) -> tuple[list[Query], float]:
     """Dense and BM25 vectors of every query, and the mean embedding time per query (ms)."""
     started = time.perf_counter()
-    dense = catalog.index.embed_dense(queries)
-    vectors = [
-        (
-            np.asarray(d, dtype=np.float32),
-            SparseQuery.from_vector(catalog.index.embed_sparse_query(q)),
-        )
-        for d, q in zip(dense, queries, strict=True)
-    ]
-    return vectors, (time.perf_counter() - started) * 1000 / max(1, len(queries))
+    embedded = catalog.index.embed_dense(queries)
+    sparse = [SparseQuery.from_vector(catalog.index.embed_sparse_query(q)) for q in queries]
+    embed_ms = (time.perf_counter() - started) * 1000 / max(1, len(queries))
+    # The entries' dense vectors are synthetic, so the queries' are too: near a topic.
+    dim = len(embedded[0])
+    rng = np.random.default_rng(len(queries))
+    near = topics(dim)[rng.integers(0, TOPICS, size=len(queries))]
+    dense = _unit(near + rng.standard_normal((len(queries), dim)) / np.sqrt(dim))
+    return list(zip(dense, sparse, strict=True)), embed_ms
 
 
 def fused(candidates: Candidates) -> IntArray:
@@ -262,8 +285,8 @@ def measure_edge(root: Path, queries: list[str], docs: int) -> dict[str, Any]:
         for _, s in vectors
     ]
     cases: dict[str, list[Callable[[], Any]]] = {
-        "dense": [partial(engine._query, d.tolist(), DENSE, flt, depth) for d, _ in vectors],
-        "bm25": [partial(engine._query, s, SPARSE, flt, depth) for s in sparse],
+        "dense": [partial(engine.query, d.tolist(), DENSE, flt, depth) for d, _ in vectors],
+        "bm25": [partial(engine.query, s, SPARSE, flt, depth) for s in sparse],
         "fused": [partial(_fused_query, engine, v, SearchFilters(), depth) for v in vectors],
         "filtered": [partial(_fused_query, engine, v, year, depth) for v in vectors],
     }
@@ -346,7 +369,7 @@ def _recall(
     overlaps = []
     for dense, _ in vectors:
         exact = {keys[i] for i in _top(scorer.dense(dense), eligible, 10).tolist()}
-        found = engine._query(dense.tolist(), DENSE, flt, 10)
+        found = engine.query(dense.tolist(), DENSE, flt, 10)
         got = {(str(p.payload["doc_id"]), str(p.payload.get("node_id") or "")) for p in found}
         overlaps.append(len(exact & got) / max(1, len(exact)))
     return round(float(np.mean(overlaps)), 4)

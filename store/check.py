@@ -96,6 +96,8 @@ class CheckReport:
     documents: int
     damaged: list[Damage]
     repaired: list[Repaired] = field(default_factory=list)
+    migrated: dict[str, Any] | None = None
+    """What ``migrate`` converted from an earlier index version (None: nothing to do)."""
 
     @property
     def sound(self) -> bool:
@@ -106,23 +108,26 @@ class CheckReport:
             "documents": self.documents,
             "damaged": [d.as_dict() for d in self.damaged],
             "repaired": [r.as_dict() for r in self.repaired],
+            "migrated": self.migrated,
         }
 
 
-def check_library(catalog: Catalog, repair: bool = False) -> CheckReport:
+def check_library(catalog: Catalog, repair: bool = False, migrate: bool = False) -> CheckReport:
     """Find every problem of the library; with ``repair``, fix what can be fixed and report
-    what remains.
+    what remains; with ``migrate``, first bring an index of an earlier version up to date
+    (``StructuralIndex.migrate``) and report what was converted.
 
     The library's write lock is held throughout: a writer half way through publishing would
     look damaged, and a repair must not race it.
     """
     with catalog.writing("vectree check --repair" if repair else "vectree check"):
+        migrated = catalog.index.migrate() if migrate else None
         folders = document_folders(catalog.library)
         found = find_damage(catalog, folders)
         if not repair:
-            return CheckReport(len(folders), found)
+            return CheckReport(len(folders), found, migrated=migrated)
         repaired, remaining = repair_damage(catalog, found)
-        return CheckReport(len(folders), remaining, repaired)
+        return CheckReport(len(folders), remaining, repaired, migrated)
 
 
 def document_folders(library: Library) -> list[str]:

@@ -297,40 +297,55 @@ class EdgeClient:
         ]
         return converted, (str(following) if following is not None else None)
 
-    def query_points(
-        self,
-        collection_name: str,
-        query: list[float] | models.SparseVector,
-        using: str,
-        query_filter: models.Filter | None = None,
-        limit: int = 10,
-        with_payload: bool | list[str] = True,
-        search_params: models.SearchParams | None = None,
-    ) -> rest.QueryResponse:
-        """Nearest neighbours of one dense or sparse vector (the only query the store sends)."""
-        vector: Any = (
-            edge.SparseVector(indices=list(query.indices), values=list(query.values))
-            if isinstance(query, models.SparseVector)
-            else list(query)
-        )
-        params = (
-            edge.SearchParams(hnsw_ef=search_params.hnsw_ef, exact=bool(search_params.exact))
-            if search_params is not None
-            else None
-        )
-        request = edge.QueryRequest(
-            limit=limit,
-            query=edge.Query.Nearest(vector, using=using),
-            filter=_filter(query_filter),
-            with_payload=with_payload,
-            params=params,
-        )
-        found = self._run(collection_name, lambda s: s.query(request))
-        points = [
-            models.ScoredPoint(id=str(p.id), version=p.version, score=p.score, payload=p.payload)
-            for p in found
+    def query_batch_points(
+        self, collection_name: str, requests: Sequence[models.QueryRequest]
+    ) -> list[rest.QueryResponse]:
+        """Nearest neighbours of several dense or sparse vectors in one call (the only query
+        the store sends); answers are built without re-validation, the engine's types being
+        exact already (validating 500 scored points costs about a millisecond)."""
+        batch = edge.QueryBatchRequest([_query_request(r) for r in requests])
+        answers = self._run(collection_name, lambda shard: shard.query_batch(batch))
+        return [
+            rest.QueryResponse.model_construct(
+                points=[
+                    models.ScoredPoint.model_construct(
+                        id=str(p.id), version=p.version, score=p.score, payload=p.payload
+                    )
+                    for p in found
+                ]
+            )
+            for found in answers
         ]
-        return rest.QueryResponse(points=points)
+
+
+def _payload_fields(selection: Any) -> bool | list[str]:
+    if selection is None:
+        return True
+    if isinstance(selection, bool | list):
+        return selection
+    raise TypeError("payload is selected by a list of field names")
+
+
+def _query_request(request: models.QueryRequest) -> edge.QueryRequest:
+    query: Any = request.query
+    if isinstance(query, models.NearestQuery):
+        query = query.nearest
+    if isinstance(query, models.SparseVector):
+        vector: Any = edge.SparseVector(indices=list(query.indices), values=list(query.values))
+    elif isinstance(query, list):
+        vector = list(query)
+    else:
+        raise TypeError(f"unsupported query {type(query).__name__}: the store sends vectors")
+    params = request.params
+    return edge.QueryRequest(
+        limit=request.limit or 10,
+        query=edge.Query.Nearest(vector, using=request.using),
+        filter=_filter(request.filter),
+        with_payload=_payload_fields(request.with_payload),
+        params=edge.SearchParams(hnsw_ef=params.hnsw_ef, exact=bool(params.exact))
+        if params is not None
+        else None,
+    )
 
 
 def remove_stale_builders(shard: Path) -> list[Path]:

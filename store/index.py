@@ -75,6 +75,8 @@ class StructuralIndex:
         self.settings = settings
         self.library_root = library_root
         self.collection = settings.collection
+        self.migrated: dict[str, Any] | None = None
+        """What opening the index converted from an earlier version (``migrate``)."""
         self._lock = threading.RLock()
 
     @cached_property
@@ -86,13 +88,31 @@ class StructuralIndex:
         client = edge_client(
             self.library_root, self.settings.index_wait_s, self.settings.search_threads
         )
-        migrate_local_mode(
+        self.migrated = migrate_local_mode(
             self.library_root,
             client,
             self.settings.write_wait_s,
             {self.collection: PAYLOAD_INDEXES},
         )
         return client
+
+    def migrate(self) -> dict[str, Any] | None:
+        """Bring an index of an earlier version up to date, once; what was converted, or None.
+
+        Embedded: a Qdrant local-mode index is converted to Edge (``store.migrate``; this also
+        happens on first use). Server: ``committed`` flags stored as JSON booleans become the
+        0/1 integers searches match."""
+        client = self.client
+        if isinstance(client, EdgeClient):
+            return self.migrated
+        if not client.collection_exists(self.collection):
+            return None
+        converted = {}
+        for flag, value in ((True, COMMITTED), (False, HIDDEN)):
+            flt = models.Filter(must=[_match("committed", flag)])
+            converted[str(value)] = client.count(self.collection, count_filter=flt).count
+            client.set_payload(self.collection, {"committed": value}, points=flt, wait=True)
+        return {"flags": converted} if any(converted.values()) else None
 
     @property
     def embedded(self) -> bool:

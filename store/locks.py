@@ -64,10 +64,13 @@ class Holder:
 class _Held:
     fd: int
     depth: int
+    command: str
 
 
 _HELD: dict[Path, _Held] = {}
 _HELD_LOCK = threading.Lock()
+_NAME: list[str] = []
+"""How this process names itself to others (``name_process``)."""
 
 
 def process_alive(pid: int) -> bool:
@@ -147,7 +150,7 @@ def _try_acquire(root: Path, command: str) -> bool:
         fd = try_flock(root / WRITE_LOCK, command)
         if fd is None:
             return False
-        _HELD[root] = _Held(fd, 1)
+        _HELD[root] = _Held(fd, 1, command)
         return True
 
 
@@ -189,8 +192,18 @@ def _release(root: Path) -> None:
         unflock(held.fd)
 
 
+def name_process(name: str) -> None:
+    """Name this process for others that wait for it ("vectree ask"), instead of its argv."""
+    _NAME[:] = [name]
+
+
 def this_command() -> str:
-    """How this process is named to others waiting for it: its command line, shortened."""
+    """How this process is named to others waiting for it: the command of a write lock it
+    holds, else its name (``name_process``), else its command line, shortened."""
+    with _HELD_LOCK:
+        writing = [held.command for held in _HELD.values()]
+    if writing or _NAME:
+        return (writing or _NAME)[0]
     words = [Path(sys.argv[0]).name if sys.argv else "python", *sys.argv[1:]]
     text = " ".join(words)
     return text if len(text) <= 80 else text[:77] + "…"

@@ -283,33 +283,40 @@ class SearchEngine:
         flt = self.query_filter(filters)
         if flt is None:
             return Candidates.empty()
-        found: dict[str, tuple[dict[str, Any], float, float]] = {}
-        for point in self._query(np.asarray(dense, np.float32).tolist(), DENSE, flt, depth):
-            found[str(point.id)] = (point.payload or {}, point.score, math.nan)
+        requests = [self._request(np.asarray(dense, np.float32).tolist(), DENSE, flt, depth)]
         if len(sparse.indices):
             vector = models.SparseVector(
                 indices=sparse.indices.tolist(), values=sparse.values.tolist()
             )
-            for point in self._query(vector, SPARSE, flt, depth):
-                payload, dense_score, _ = found.get(
-                    str(point.id), (point.payload or {}, math.nan, math.nan)
-                )
-                found[str(point.id)] = (payload, dense_score, point.score)
+            requests.append(self._request(vector, SPARSE, flt, depth))
+        answers = self.client.query_batch_points(self.collection, requests=requests)
+        found: dict[str, tuple[dict[str, Any], float, float]] = {}
+        for point in answers[0].points:
+            found[str(point.id)] = (point.payload or {}, point.score, math.nan)
+        for point in answers[1].points if len(answers) > 1 else []:
+            payload, dense_score, _ = found.get(
+                str(point.id), (point.payload or {}, math.nan, math.nan)
+            )
+            found[str(point.id)] = (payload, dense_score, point.score)
         return _candidates_from(list(found.values()))
 
-    def _query(
+    def query(
         self, query: Any, using: str, flt: models.Filter, depth: int
     ) -> list[models.ScoredPoint]:
-        response = self.client.query_points(
-            self.collection,
+        """One retriever's top ``depth`` entries (what ``candidates`` sends twice in a batch)."""
+        request = self._request(query, using, flt, depth)
+        return list(self.client.query_batch_points(self.collection, requests=[request])[0].points)
+
+    @staticmethod
+    def _request(query: Any, using: str, flt: models.Filter, depth: int) -> models.QueryRequest:
+        return models.QueryRequest(
             query=query,
             using=using,
-            query_filter=flt,
+            filter=flt,
             limit=depth,
             with_payload=PAYLOAD_FIELDS,
-            search_params=models.SearchParams(hnsw_ef=max(HNSW_EF, depth)),
+            params=models.SearchParams(hnsw_ef=max(HNSW_EF, depth)),
         )
-        return list(response.points)
 
 
 def _candidates_from(entries: list[tuple[dict[str, Any], float, float]]) -> Candidates:

@@ -24,7 +24,7 @@ from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from store.catalog import close_catalogs
 from store.library import DamagedFile
-from store.locks import LibraryBusyError
+from store.locks import LibraryBusyError, name_process
 from store.types import InvalidDocId
 
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
@@ -91,6 +91,13 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
         action="store_true",
         help="re-index documents that lost index entries, quarantine damaged ones "
         "(LIBRARY/quarantine/), finish interrupted runs",
+    )
+    check.add_argument(
+        "--migrate",
+        action="store_true",
+        help="convert an index of an earlier version first (a Qdrant local-mode index becomes "
+        "Qdrant Edge shards, the old folder kept as LIBRARY/qdrant.local-mode/; this also "
+        "happens on first use) and report what was converted",
     )
     command(
         "demo", cmd_demo, "Ingest the bundled demo papers, list them and answer a question offline."
@@ -193,6 +200,7 @@ def configure_logging(verbose: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)
+    name_process(f"vectree {args.command}")
     try:
         return int(args.handler(args))
     except (

@@ -4,6 +4,7 @@ library."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from importlib import resources
 from pathlib import Path
@@ -154,7 +155,8 @@ def _removable(library: Library, wanted: str) -> str:
 # -- check ------------------------------------------------------------------------------------
 def cmd_check(args: argparse.Namespace) -> int:
     """Verify every document against its files and the index; exit 2 while damage remains."""
-    report = check_library(open_catalog(library_of(args).root), repair=args.repair)
+    catalog = open_catalog(library_of(args).root)
+    report = check_library(catalog, repair=args.repair, migrate=args.migrate)
     if args.json:
         print_json(report.as_dict())
     else:
@@ -163,6 +165,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _print_check(report: CheckReport, repairing: bool) -> None:
+    if report.migrated:
+        print(f"migrated the index: {json.dumps(report.migrated)}")
     for done in report.repaired:
         print(f"repaired {done.doc_id or '-'}: {done.action}")
     for damage in report.damaged:

@@ -122,7 +122,10 @@ def test_lost_index_entries_are_rebuilt_and_found_again(
     code, report = run_cli(capsys, library, "check")
     assert code == 2
     [problem] = report["damaged"]
-    assert (problem["doc_id"], problem["file"]) == (other, str(library / "qdrant"))
+    assert (problem["doc_id"], problem["file"]) == (
+        other,
+        str(library / "edge" / "vectree_structure"),
+    )
     assert problem["problem"].startswith("the index holds 0 of its")
 
     code, report = run_cli(capsys, library, "check", "--repair")

@@ -1,4 +1,5 @@
-"""Layer-0 search over a real library: real PDFs, real embeddings, local-mode Qdrant."""
+"""Layer-0 search over a real library: real PDFs, real embeddings, the embedded Qdrant Edge index
+(checked against the same entries in qdrant-client's reference implementation)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from qdrant_client import QdrantClient, models
 
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
-from store.search_engine import MatrixEngine, QdrantEngine, clear_engines
+from store.edge import EdgeClient
+from store.search_engine import SearchEngine, clear_engines
+from store.snapshot import scroll_points
 from tests.conftest import PDF_DIR, require_shared_data
 from tools.search import DocumentSearch, SearchHit
 
@@ -78,21 +82,32 @@ def test_s2orc_paper_comes_first(library: Path) -> None:
     )
 
 
-def test_default_engine_in_local_mode_is_the_matrix(library: Path) -> None:
+def test_the_embedded_index_is_qdrant_edge(library: Path) -> None:
     search = DocumentSearch(open_catalog(library))
-    assert isinstance(search.engine, MatrixEngine)
-    assert isinstance(DocumentSearch(open_catalog(library), engine="qdrant").engine, QdrantEngine)
+    assert isinstance(search.engine.client, EdgeClient)
     assert search.corpus_size() == len(PDFS)
+    assert (library / "edge" / "vectree_structure" / "vectree-collection.json").is_file()
+
+
+def reference_engine(catalog: Catalog) -> SearchEngine:
+    """The library's entries copied, as stored, into qdrant-client's in-memory reference."""
+    index = catalog.index
+    reference = QdrantClient(":memory:")
+    index.create_hybrid_collection(reference, index.collection)
+    records = list(scroll_points(index.client, index.collection, None, True))
+    points = [models.PointStruct(id=r.id, vector=r.vector, payload=r.payload) for r in records]  # type: ignore[arg-type]
+    reference.upsert(index.collection, points)
+    return SearchEngine(reference, index.collection)
 
 
 @pytest.mark.parametrize("gates", [True, False])
-def test_matrix_and_qdrant_engines_rank_the_same(library: Path, gates: bool) -> None:
+def test_edge_ranks_like_the_qdrant_reference(library: Path, gates: bool) -> None:
     catalog = open_catalog(library)
-    matrix = DocumentSearch(catalog, engine="matrix")
-    qdrant = DocumentSearch(catalog, engine="qdrant")
+    edge = DocumentSearch(catalog)
+    reference = DocumentSearch(catalog, engine=reference_engine(catalog))
     for query in QUERIES:
-        a = matrix.search(query, gates=gates)
-        b = qdrant.search(query, gates=gates)
+        a = edge.search(query, gates=gates)
+        b = reference.search(query, gates=gates)
         assert ids(a) == ids(b), query
         for x, y in zip(a, b, strict=True):
             assert x.score == pytest.approx(y.score)
@@ -110,8 +125,7 @@ def test_filters_restrict_the_results(library: Path) -> None:
     years = sorted({m["year"] for m in meta.values() if m["year"]})
     assert len(years) >= 2
     cut = years[-1]
-    for engine in ("matrix", "qdrant"):
-        s = DocumentSearch(catalog, engine=engine)
+    for s in (search, DocumentSearch(catalog, engine=reference_engine(catalog))):
         newer = s.search("*", limit=50, year_min=cut)
         assert {h.doc_id for h in newer} == {d for d, m in meta.items() if (m["year"] or 0) >= cut}
         older = s.search("parsing language", limit=50, year_max=cut - 1, gates=False)
@@ -143,12 +157,12 @@ def test_browse_lists_every_document_newest_first(library: Path) -> None:
     assert all(h.score == 0 for h in hits)
 
 
-def test_index_version_bump_makes_the_matrix_engine_see_changes(library_dir: Path) -> None:
+def test_index_version_bump_makes_the_engine_see_changes(library_dir: Path) -> None:
     require_shared_data()
     context = IngestContext(library=str(library_dir))
     ingest_paths([PDF_DIR / "bohnet09.pdf", PDF_DIR / "mooney05.pdf"], context, progress=False)
     catalog = open_catalog(library_dir)
-    search = DocumentSearch(catalog, engine="matrix")
+    search = DocumentSearch(catalog)
     first_engine = search.engine
     assert search.corpus_size() == 2 and search.engine is first_engine
 
