@@ -158,7 +158,8 @@ def test_a_tool_answers_a_damaged_document_as_an_error(catalog: Catalog) -> None
 def test_a_sound_library_checks_clean(catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
     root = catalog.library.root
     close_catalogs()
-    assert cli(capsys, root, "check")[:2] == (0, {"documents": 2, "damaged": [], "repaired": []})
+    clean = {"documents": 2, "damaged": [], "repaired": [], "migrated": None}
+    assert cli(capsys, root, "check")[:2] == (0, clean)
     assert main(["--library", str(root), "check"]) == 0
     assert capsys.readouterr().out == "2 documents checked: 0 problems — sound\n"
 
@@ -220,7 +221,12 @@ def test_repair_quarantines_a_damaged_document(
     code, report, _ = cli(capsys, root, "check", "--repair")
     assert (code, report) == (
         0,
-        {"documents": 2, "damaged": [], "repaired": [{"doc_id": A, "action": "quarantined"}]},
+        {
+            "documents": 2,
+            "damaged": [],
+            "repaired": [{"doc_id": A, "action": "quarantined"}],
+            "migrated": None,
+        },
     )
     assert not folder.exists() and (root / "quarantine" / A / "tree.json").is_file()
     catalog = open_catalog(root)
