@@ -46,7 +46,7 @@ from graph.agent import compile_agent
 from graph.context import AgentContext
 from graph.strategies import STRATEGIES
 from ingest.context import IngestContext
-from ingest.pipeline import ingest_paths
+from ingest.pipeline import default_workers, ingest_paths
 from store.catalog import open_catalog
 from store.chunks import ChunkStore
 from store.settings import JudgeSettings
@@ -70,7 +70,7 @@ class EvalConfig:
     limit: int | None = None
     seeds: int = 1
     setting: str = "gold-paper"
-    workers: int = 2
+    workers: int = field(default_factory=default_workers)
     command: str = ""
 
     def __post_init__(self) -> None:

@@ -97,19 +97,85 @@ def openable_path(path: Path) -> Iterator[Path]:
 
 
 def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
-    """One markdown string per physical page, in page order."""
+    """One markdown string per physical page, in page order.
+
+    Table detection is most of pymupdf4llm's time (it turns every character of the page into
+    a record before it looks at a single ruling line), yet its ``lines_strict`` finder can only
+    return a table on a page whose vector graphics draw a grid. Pages that cannot hold one are
+    converted with table detection off, sharing the document's heading statistics with the
+    others, so each page's text is what a single full conversion gives.
+    """
     import pymupdf4llm
+    from pymupdf4llm.helpers.pymupdf_rag import IdentifyHeaders
 
     pymupdf4llm.use_layout(layout)
-    chunks = pymupdf4llm.to_markdown(
-        doc, page_chunks=True, show_progress=False, ignore_images=True, write_images=False
+    if layout:
+        return _page_texts(doc, _to_markdown(doc))
+    ruled = [page.number for page in doc.pages() if may_hold_table(page)]
+    unruled = sorted(set(range(doc.page_count)) - set(ruled))
+    headers = IdentifyHeaders(doc)
+    chunks = []
+    if ruled:
+        chunks += _to_markdown(doc, pages=ruled, hdr_info=headers)
+    if unruled:
+        chunks += _to_markdown(doc, pages=unruled, hdr_info=headers, table_strategy=None)
+    return _page_texts(doc, chunks)
+
+
+def _to_markdown(doc: pymupdf.Document, **options: Any) -> list[dict[str, Any]]:
+    import pymupdf4llm
+
+    chunks: list[dict[str, Any]] = pymupdf4llm.to_markdown(
+        doc,
+        page_chunks=True,
+        show_progress=False,
+        ignore_images=True,
+        write_images=False,
+        **options,
     )
+    return chunks
+
+
+def _page_texts(doc: pymupdf.Document, chunks: list[dict[str, Any]]) -> list[str]:
     texts = [""] * doc.page_count
     for chunk in chunks:
         number = int(chunk["metadata"].get("page_number", chunk["metadata"].get("page", 0)))
         if 1 <= number <= doc.page_count:
             texts[number - 1] = chunk["text"]
     return texts
+
+
+TABLE_EDGES = 3
+"""A table of two rows and two columns is bounded by at least three horizontal and three
+vertical rules; pymupdf4llm drops any smaller table."""
+AXIS_TOLERANCE = 1.0
+
+
+def may_hold_table(page: pymupdf.Page) -> bool:
+    """Whether the page's vector graphics could draw a ruled table (never a false "no").
+
+    Every drawn rule is counted generously: a rectangle or quad as two horizontal and two
+    vertical edges, a curve or a slanted line as both, so a page is only ruled out when it
+    has too few rules of either direction for any grid.
+    """
+    if not any("path" in kind for kind, _ in page.get_bboxlog()):
+        return False
+    horizontal = vertical = 0
+    for path in page.get_drawings():
+        for item in path["items"]:
+            if item[0] in ("re", "qu"):
+                horizontal, vertical = horizontal + 2, vertical + 2
+            elif item[0] == "l":
+                start, end = item[1], item[2]
+                flat = abs(end.y - start.y) <= AXIS_TOLERANCE
+                upright = abs(end.x - start.x) <= AXIS_TOLERANCE
+                horizontal += flat or not upright
+                vertical += upright or not flat
+            else:
+                horizontal, vertical = horizontal + 1, vertical + 1
+            if horizontal >= TABLE_EDGES and vertical >= TABLE_EDGES:
+                return True
+    return False
 
 
 def _page_labels(doc: pymupdf.Document) -> list[str | None]:

@@ -152,6 +152,7 @@ def ingest_paths(
     """
     started = time.perf_counter()
     jobs, problems = discover(paths)
+    workers = max(1, min(workers, len(jobs)))  # no worker processes for a single document
     report = BatchReport(outcomes=list(problems), workers=workers)
     catalog = open_catalog(Path(context.library))
     with catalog.writing("vectree ingest"):
@@ -189,7 +190,7 @@ def _run_jobs(jobs: list[Job], context: IngestContext, workers: int) -> Iterator
     ) as pool:
         submitted: dict[Future[dict[str, Any]], tuple[Job, float]] = {
             pool.submit(_prepare, job.graph_input, context): (job, time.perf_counter())
-            for job in jobs
+            for job in sorted(jobs, key=expected_cost, reverse=True)
         }
         for future in as_completed(submitted):
             job, started = submitted[future]
@@ -199,6 +200,22 @@ def _run_jobs(jobs: list[Job], context: IngestContext, workers: int) -> Iterator
                 yield Outcome(job.source, "failed", error=f"worker crashed: {exc}")
                 continue
             yield _finish(job, state, index_graph, context, started)
+
+
+def expected_cost(job: Job) -> int:
+    """A cheap proxy of how long a job takes (its file's size): the pool starts the largest
+    files first, so that the batch does not end with one worker parsing a big file alone."""
+    try:
+        return os.path.getsize(job.source.split("#", 1)[0])
+    except OSError:
+        return 0
+
+
+def default_workers() -> int:
+    """One worker process per core this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def watch_parent(parent: int) -> None:

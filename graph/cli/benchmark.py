@@ -9,6 +9,7 @@ from pathlib import Path
 
 from graph.cli.common import EXIT_ERROR, EXIT_OK, positive_int, print_json
 from graph.strategies import STRATEGY_NAMES
+from ingest.pipeline import default_workers
 
 SUMMARY_METRICS = (
     "correct",
@@ -50,7 +51,12 @@ def add_eval_command(command: Callable[..., argparse.ArgumentParser]) -> None:
         help="gold-paper: each question gets its document; corpus: it must find it first",
     )
     ev.add_argument("--out", help="output folder (default: eval-results/DATASET-SETTING)")
-    ev.add_argument("--workers", type=positive_int, default=2, help="ingestion worker processes")
+    ev.add_argument(
+        "--workers",
+        type=positive_int,
+        default=default_workers(),
+        help="ingestion worker processes (default: one per core)",
+    )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

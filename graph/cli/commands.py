@@ -22,6 +22,7 @@ from graph.inputs import InvalidInput
 from graph.strategies import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
+from ingest.pipeline import default_workers
 from store.catalog import close_catalogs
 from store.library import DamagedFile
 from store.locks import LibraryBusyError, name_process
@@ -39,7 +40,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "auto",
         False,
         "pymupdf4llm",
-        1,
+        default_workers(),
     )
     code = cmd_ingest(args)
     print()
@@ -74,7 +75,11 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
         "--parser", choices=PARSERS, default="pymupdf4llm", help="PDF parser backend"
     )
     ingest.add_argument(
-        "--workers", type=positive_int, default=1, help="documents prepared in parallel processes"
+        "--workers",
+        type=positive_int,
+        default=default_workers(),
+        help="documents prepared in parallel processes (default: one per core, here "
+        f"{default_workers()})",
     )
     command("docs", cmd_docs, "List the documents in the library.")
     tree = command("tree", cmd_tree, "Show a document's section tree (summaries in --json).")
