@@ -111,8 +111,10 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
     pymupdf4llm.use_layout(layout)
     if layout:
         return _page_texts(doc, _to_markdown(doc))
-    ruled = [page.number for page in doc.pages() if may_hold_table(page)]
-    unruled = sorted(set(range(doc.page_count)) - set(ruled))
+    ruled: list[int] = []
+    unruled: list[int] = []
+    for page in doc.pages():
+        (ruled if may_hold_table(page) else unruled).append(page.number)
     headers = IdentifyHeaders(doc)
     chunks = []
     if ruled:

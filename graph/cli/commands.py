@@ -78,8 +78,7 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
         "--workers",
         type=positive_int,
         default=default_workers(),
-        help="documents prepared in parallel processes (default: one per core, here "
-        f"{default_workers()})",
+        help="documents prepared in parallel processes (default: one per core, here %(default)s)",
     )
     command("docs", cmd_docs, "List the documents in the library.")
     tree = command("tree", cmd_tree, "Show a document's section tree (summaries in --json).")
