@@ -1,8 +1,8 @@
 """The ingestion graph, exported in langgraph.json as ``ingest``.
 
-``build_ingest_graph(with_index=False)`` stops after ``describe``: parallel CLI workers run that
-part in separate processes and hand the finished state to the parent, which owns the (single)
-Qdrant client and runs the ``index`` node itself.
+``build_ingest_graph(with_index=False)`` stops after ``embed``: parallel CLI workers run that
+part (parsing to embedding) in separate processes and hand the finished state to the parent,
+which owns the (single) Qdrant client and runs the ``index`` node itself.
 
 The exported graph is built ``confined``: its callers are the server's clients, so it starts with
 ``check_input`` (sources only from the inbox, only the server's library). The CLI builds the
@@ -22,7 +22,17 @@ from ingest import nodes
 from ingest.context import IngestContext, ServedIngestContext
 from ingest.state import IngestInput, IngestOutput, IngestState
 
-STEPS = ("parse", "structure", "verify", "tree", "split", "summarise", "describe", "index")
+STEPS = (
+    "parse",
+    "structure",
+    "verify",
+    "tree",
+    "split",
+    "summarise",
+    "describe",
+    "embed",
+    "index",
+)
 
 
 def _continue_to(following: str):  # type: ignore[no-untyped-def]
@@ -43,6 +53,7 @@ NODES = {
     "split": nodes.split,
     "summarise": nodes.summarise_node,
     "describe": nodes.describe_node,
+    "embed": nodes.embed,
     "index": nodes.index,
 }
 

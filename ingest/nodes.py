@@ -1,4 +1,5 @@
-"""The ingestion nodes: parse → structure → verify → tree → split → summarise → describe → index.
+"""The ingestion nodes: parse → structure → verify → tree → split → summarise → describe → embed
+→ index.
 
 Each node takes the state and the run context and returns a state update. A node that fails
 sets ``status="failed"`` with a one-line reason and removes the document's staging folder; the
@@ -309,21 +310,36 @@ def write_artefacts(state: IngestState, runtime: Runtime[IngestContext]) -> Path
     return staging
 
 
+@guarded("embed")
+def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """The index entries (SPEC §2) with their dense and BM25 vectors.
+
+    Embedding is the costliest step after parsing (BM25 reads every page twice: for the
+    document entry and for its section's entry), so it runs here, in the process that prepared
+    the document, and never in the one process that owns the index and writes it.
+    """
+    from store.catalog import open_catalog
+    from store.entries import document_entries
+
+    entries = document_entries(state["doc_id"], state["metadata"], state["tree"], state["pages"])
+    index = open_catalog(Path(runtime.context.library)).index
+    return {"embedded": index.embed_entries(entries)}
+
+
 @guarded("index")
 def index(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Write artefacts, index the entries, then publish the document atomically.
+    """Write artefacts, index the embedded entries, then publish the document atomically.
 
     Publishing holds the library's write lock (at no cost inside a CLI batch, which holds it
     already), so a served ingestion and a CLI writer never change the library at once.
     """
     from store.catalog import open_catalog
-    from store.entries import document_entries
 
     staging = write_artefacts(state, runtime)
     catalog = open_catalog(Path(runtime.context.library))
-    entries = document_entries(state["doc_id"], state["metadata"], state["tree"], state["pages"])
+    entries = state["embedded"]
     with catalog.writing("ingest graph"):
         catalog.publish(state["doc_id"], staging, entries)
         if state.get("source"):
             catalog.replace_older_versions(state["doc_id"], state["source"])
-    return {"status": "ingested", "index_entries": len(entries)}
+    return {"status": "ingested", "index_entries": len(entries), "embedded": []}

@@ -103,11 +103,13 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
     a record before it looks at a single ruling line), yet its ``lines_strict`` finder can only
     return a table on a page whose vector graphics draw a grid. Pages that cannot hold one are
     converted with table detection off, sharing the document's heading statistics with the
-    others, so each page's text is what a single full conversion gives.
+    others, so each page's text is what a single full conversion gives. Column detection and
+    text extraction, the next largest parts, are made cheaper (``faster_pymupdf4llm``).
     """
     import pymupdf4llm
     from pymupdf4llm.helpers.pymupdf_rag import IdentifyHeaders
 
+    faster_pymupdf4llm()
     pymupdf4llm.use_layout(layout)
     if layout:
         return _page_texts(doc, _to_markdown(doc))
@@ -122,6 +124,18 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
     if unruled:
         chunks += _to_markdown(doc, pages=unruled, hdr_info=headers, table_strategy=None)
     return _page_texts(doc, chunks)
+
+
+def faster_pymupdf4llm() -> None:
+    """Have pymupdf4llm find columns on plain floats (``ingest.columns``) and extract each
+    page's text once (``ingest.textlines``): the same page text in a third less time."""
+    from pymupdf4llm.helpers import pymupdf_rag
+
+    from ingest.columns import column_boxes
+    from ingest.textlines import raw_lines
+
+    pymupdf_rag.column_boxes = column_boxes
+    pymupdf_rag.get_raw_lines = raw_lines
 
 
 def _to_markdown(doc: pymupdf.Document, **options: Any) -> list[dict[str, Any]]:
@@ -163,14 +177,14 @@ def may_hold_table(page: pymupdf.Page) -> bool:
     if not any("path" in kind for kind, _ in page.get_bboxlog()):
         return False
     horizontal = vertical = 0
-    for path in page.get_drawings():
+    for path in page.get_cdrawings():  # get_drawings' raw tuples, without its Python objects
         for item in path["items"]:
             if item[0] in ("re", "qu"):
                 horizontal, vertical = horizontal + 2, vertical + 2
             elif item[0] == "l":
-                start, end = item[1], item[2]
-                flat = abs(end.y - start.y) <= AXIS_TOLERANCE
-                upright = abs(end.x - start.x) <= AXIS_TOLERANCE
+                (x0, y0), (x1, y1) = item[1], item[2]
+                flat = abs(y1 - y0) <= AXIS_TOLERANCE
+                upright = abs(x1 - x0) <= AXIS_TOLERANCE
                 horizontal += flat or not upright
                 vertical += upright or not flat
             else:

@@ -1,6 +1,6 @@
 """Batch ingestion: discover inputs, run the ingestion graph per document, report the outcome.
 
-With ``workers > 1`` the CPU-heavy nodes (parse … describe) run in separate processes; the
+With ``workers > 1`` the CPU-heavy nodes (parse … embed) run in separate processes; the
 ``index`` node always runs in this process, which owns the library's single Qdrant client.
 """
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ingest.layout import PageLayout
+from store.entries import EmbeddedEntry
 from store.types import (
     DocumentMetadata,
     HeadingCandidate,
@@ -48,6 +49,8 @@ class IngestState(IngestInput, total=False):
     tree: list[TreeNode]
     split_nodes: list[str]
     metadata: DocumentMetadata
+    embedded: list[EmbeddedEntry]
+    """The index entries with their vectors, until the ``index`` node has written them."""
     index_entries: int
 
 

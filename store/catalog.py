@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from store.entries import IndexEntry, stored_entries
+from store.entries import EmbeddedEntry, stored_entries
 from store.index import StructuralIndex
 from store.library import Library
 from store.locks import write_depth, write_lock
@@ -59,7 +59,7 @@ class Catalog:
             if write_depth(root) == 1 and self.index.opened:
                 self.index.settle()
 
-    def publish(self, doc_id: str, staging: Path, entries: list[IndexEntry]) -> None:
+    def publish(self, doc_id: str, staging: Path, entries: list[EmbeddedEntry]) -> None:
         """Index entries (hidden), make the folder visible, then make the entries searchable."""
         self.index.upsert_document(doc_id, entries)
         self.library.commit(staging, doc_id)
@@ -92,7 +92,7 @@ class Catalog:
     def reindex(self, doc_id: str) -> int:
         """Restore a visible document's index entries from its (sound) files, searchable at
         once; returns how many were written."""
-        entries = stored_entries(self.library, doc_id)
+        entries = self.index.embed_entries(stored_entries(self.library, doc_id))
         self.index.upsert_document(doc_id, entries)
         self.index.mark_committed(doc_id)
         self.library.bump_index_version()

@@ -31,6 +31,21 @@ class IndexEntry(TypedDict):
     payload: dict[str, Any]
 
 
+class EntryVectors(TypedDict):
+    """An entry's dense vector and BM25 vector (term ids and weights), as JSON values: they are
+    computed where the document was prepared (a worker process) and travel in its state."""
+
+    dense: list[float]
+    sparse_indices: list[int]
+    sparse_values: list[float]
+
+
+class EmbeddedEntry(IndexEntry):
+    """An entry with its vectors, ready to be written to the index."""
+
+    vectors: EntryVectors
+
+
 def document_entries(
     doc_id: str, metadata: DocumentMetadata, tree: list[TreeNode], pages: list[str]
 ) -> list[IndexEntry]:

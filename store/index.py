@@ -23,7 +23,7 @@ from qdrant_client import QdrantClient, models
 
 from store.edge import EdgeClient, edge_client
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
-from store.entries import ENTRIES_VERSION, IndexEntry
+from store.entries import ENTRIES_VERSION, EmbeddedEntry, EntryVectors, IndexEntry
 from store.migrate import migrate_local_mode
 from store.settings import IndexSettings
 
@@ -193,20 +193,40 @@ class StructuralIndex:
         vector = next(iter(sparse_embedder(self._cache_dir).query_embed(text)))
         return models.SparseVector(indices=vector.indices.tolist(), values=vector.values.tolist())
 
-    # -- writing -------------------------------------------------------------------------
-    @_exclusive
-    def upsert_document(self, doc_id: str, entries: list[IndexEntry]) -> int:
-        """Write a document's entries, not yet searchable (``committed=false``)."""
-        self.ensure_collection()
+    def embed_entries(self, entries: list[IndexEntry]) -> list[EmbeddedEntry]:
+        """Both vectors of every entry: the dense one of its compact text, the BM25 one of its
+        content. Needs no open index, so ingestion workers embed in parallel and the process
+        that owns the index only writes."""
         dense = self.embed_dense([entry["text"] for entry in entries])
         sparse = self.embed_sparse([entry["content"] for entry in entries])
+        return [
+            EmbeddedEntry(
+                **entry,
+                vectors=EntryVectors(
+                    dense=d, sparse_indices=list(s.indices), sparse_values=list(s.values)
+                ),
+            )
+            for entry, d, s in zip(entries, dense, sparse, strict=True)
+        ]
+
+    # -- writing -------------------------------------------------------------------------
+    @_exclusive
+    def upsert_document(self, doc_id: str, entries: list[EmbeddedEntry]) -> int:
+        """Write a document's embedded entries, not yet searchable (``committed=0``)."""
+        self.ensure_collection()
         points = [
             models.PointStruct(
                 id=point_id(doc_id, entry["key"]),
-                vector={DENSE: d, SPARSE: s},
+                vector={
+                    DENSE: entry["vectors"]["dense"],
+                    SPARSE: models.SparseVector(
+                        indices=entry["vectors"]["sparse_indices"],
+                        values=entry["vectors"]["sparse_values"],
+                    ),
+                },
                 payload={**entry["payload"], "text": entry["text"], "committed": HIDDEN},
             )
-            for entry, d, s in zip(entries, dense, sparse, strict=True)
+            for entry in entries
         ]
         for start in range(0, len(points), UPSERT_BATCH):
             self.client.upsert(self.collection, points[start : start + UPSERT_BATCH], wait=True)

@@ -104,7 +104,7 @@ def _bert_reference(ids: list[int], weights: dict[str, Array], cfg: dict[str, ob
 
 def _reference_embeddings(texts: list[str]) -> Array:
     """sentence-transformers semantics: 256-token window, mean pooling, L2 normalisation."""
-    model_dir = emb._packaged_model_dir()
+    model_dir = emb.packaged_model_dir()
     cfg = json.loads((model_dir / "config.json").read_text())
     weights = {
         k: v.astype(np.float64)

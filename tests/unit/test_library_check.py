@@ -55,7 +55,8 @@ def add_document(catalog: Catalog, doc_id: str, title: str) -> None:
     record = {"doc_id": doc_id, "title": title, "pages": 3, "nodes": 2, "source": f"{doc_id}.pdf"}
     write_json(staging / "document.json", {**record, "verification_rate": 1.0})
     pages = [str(row["text"]) for row in rows]
-    catalog.publish(doc_id, staging, document_entries(doc_id, metadata, tree, pages))
+    entries = catalog.index.embed_entries(document_entries(doc_id, metadata, tree, pages))
+    catalog.publish(doc_id, staging, entries)
 
 
 @pytest.fixture

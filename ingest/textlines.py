@@ -1,0 +1,84 @@
+"""A page's text blocks extracted once per conversion, not once per column box.
+
+pymupdf4llm writes a page column box by column box, and for each box its ``get_raw_lines``
+extracts the *whole* page's text dictionary again before keeping the lines inside the box: a
+page of seven boxes is extracted seven times, about a tenth of the conversion. ``raw_lines``
+extracts a text page's blocks once and hands ``get_raw_lines`` a fresh copy of them for each
+box through the function's own ``blocks`` argument. The copy is needed because
+``get_raw_lines`` edits the span dictionaries it is given (it replaces their boxes, adds line
+numbers and joins split words), so each call must start from the extracted values: the spans it
+may reach are copied, one dictionary each.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pymupdf
+from pymupdf4llm.helpers.get_text_lines import get_raw_lines
+from pymupdf4llm.helpers.utils import are_disjoint, bbox_is_empty
+
+TEXT_BLOCK = 0
+
+
+class _LastPage(threading.local):
+    """The text page last extracted in this thread and its text blocks (pymupdf4llm converts
+    pages one after another, so one entry is all the reuse there is)."""
+
+    textpage: pymupdf.TextPage | None = None
+    blocks: list[dict[str, Any]] | None = None
+
+
+_LAST = _LastPage()
+
+
+def text_blocks(textpage: pymupdf.TextPage, clip: Any) -> list[dict[str, Any]]:
+    """The non-empty text blocks of ``textpage`` (as ``get_raw_lines`` selects them), extracted
+    once. The spans of lines that reach into ``clip`` are copies the caller may change; blocks
+    and lines outside it, which ``get_raw_lines`` skips unread, are shared."""
+    if _LAST.textpage is not textpage or _LAST.blocks is None:
+        _LAST.textpage = textpage
+        _LAST.blocks = [
+            block
+            for block in textpage.extractDICT()["blocks"]
+            if block["type"] == TEXT_BLOCK and not bbox_is_empty(block["bbox"])
+        ]
+    area = textpage.rect if clip is None else clip
+    return [
+        block if are_disjoint(block["bbox"], area) else _copy_block(block, area)
+        for block in _LAST.blocks
+    ]
+
+
+def _copy_block(block: dict[str, Any], area: Any) -> dict[str, Any]:
+    lines = [
+        line
+        if are_disjoint(line["bbox"], area)
+        else {**line, "spans": [dict(span) for span in line["spans"]]}
+        for line in block["lines"]
+    ]
+    return {**block, "lines": lines}
+
+
+def raw_lines(
+    textpage: pymupdf.TextPage | None = None,
+    blocks: list[dict[str, Any]] | None = None,
+    clip: Any = None,
+    tolerance: float = 3,
+    ignore_invisible: bool = True,
+    only_horizontal: bool = True,
+) -> list[Any]:
+    """``get_raw_lines`` with the page's blocks extracted once (same signature and result)."""
+    if blocks is None and isinstance(textpage, pymupdf.TextPage):
+        blocks = text_blocks(textpage, clip)
+    return list(
+        get_raw_lines(
+            textpage=textpage,
+            blocks=blocks,
+            clip=clip,
+            tolerance=tolerance,
+            ignore_invisible=ignore_invisible,
+            only_horizontal=only_horizontal,
+        )
+    )
