@@ -30,7 +30,7 @@ the query embedding is timed separately as ``embed_ms``):
 * ``search_p50_ms`` (edge): ``DocumentSearch.search`` end to end, embedding included.
 
     python -m evals.bench_search [--docs 1000 10000 100000] [--queries 50]
-        [--content-words 500] [--json]
+        [--content-words 500] [--keep DIR] [--json]
 
 ``--json`` prints one record per engine and scale: ``{engine, docs, open_s, fused_p50_ms,
 fused_p95_ms, filtered_p50_ms, recall_at_10, …}``.
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -376,17 +377,14 @@ def _recall(
 
 
 def run_scale(
-    docs: int, n_queries: int, content_words: int = CONTENT_WORDS
+    docs: int, n_queries: int, content_words: int = CONTENT_WORDS, keep: Path | None = None
 ) -> list[dict[str, Any]]:
-    """Build one scale, then measure both engines on it."""
+    """Build one scale (or reuse the one kept under ``keep``), then measure both engines."""
     corpus = Corpus()
     queries = [corpus.query() for _ in range(n_queries)]
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch) / "library"
-        started = time.perf_counter()
-        build_library(root, docs, corpus, content_words)
-        build_s = time.perf_counter() - started
-        _log(f"{docs} docs: built and optimised in {build_s:.0f} s")
+        root = Path(scratch) / "library" if keep is None else keep / f"docs-{docs}-{content_words}"
+        build_s = _built(root, docs, corpus, content_words)
         records = [measure_edge(root, queries, docs), measure_numpy(root, queries, docs)]
         close_catalogs()
         clear_engines()
@@ -399,6 +397,28 @@ def run_scale(
     return records
 
 
+BUILT_FILE = "bench-built.json"
+"""Written into a kept library once it is complete: a build cut short is built again."""
+
+
+def _built(root: Path, docs: int, corpus: Corpus, content_words: int) -> float:
+    """Build the library at ``root`` unless a complete one is there; the build's seconds."""
+    marker = root / BUILT_FILE
+    if marker.exists():
+        build_s = float(json.loads(marker.read_text())["build_s"])
+        _log(f"{docs} docs: reusing {root} (built in {build_s:.0f} s)")
+        return build_s
+    if root.exists():
+        shutil.rmtree(root)
+    started = time.perf_counter()
+    build_library(root, docs, corpus, content_words)
+    close_catalogs()
+    build_s = time.perf_counter() - started
+    write_json(marker, {"docs": docs, "content_words": content_words, "build_s": build_s})
+    _log(f"{docs} docs: built and optimised in {build_s:.0f} s")
+    return build_s
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, nargs="+", default=[1000, 10000, 100000])
@@ -409,9 +429,20 @@ def main(argv: list[str] | None = None) -> int:
         default=CONTENT_WORDS,
         help="words of content behind each section's BM25 vector (0: compact entries)",
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="build each scale's library under DIR and reuse it in later runs "
+        "(default: a temporary folder, removed afterwards)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON record per line")
     args = parser.parse_args(argv)
-    records = [r for docs in args.docs for r in run_scale(docs, args.queries, args.content_words)]
+    records = [
+        r
+        for docs in args.docs
+        for r in run_scale(docs, args.queries, args.content_words, args.keep)
+    ]
     if args.json:
         for record in records:
             print(json.dumps(record))
