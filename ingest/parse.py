@@ -128,14 +128,17 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
 
 def faster_pymupdf4llm() -> None:
     """Have pymupdf4llm find columns on plain floats (``ingest.columns``) and extract each
-    page's text once (``ingest.textlines``): the same page text in a third less time."""
+    page's text once, not once per column box and table cell (``ingest.textlines``): the same
+    page text in less time."""
+    import pymupdf.table
     from pymupdf4llm.helpers import pymupdf_rag
 
     from ingest.columns import column_boxes
-    from ingest.textlines import raw_lines
+    from ingest.textlines import raw_lines, table_cell_text
 
     pymupdf_rag.column_boxes = column_boxes
     pymupdf_rag.get_raw_lines = raw_lines
+    pymupdf.table.extract_cells = table_cell_text
 
 
 def _to_markdown(doc: pymupdf.Document, **options: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A page's text blocks extracted once per conversion, not once per column box.
+"""A page's text extracted once per conversion, not once per column box or table cell.
 
 pymupdf4llm writes a page column box by column box, and for each box its ``get_raw_lines``
 extracts the *whole* page's text dictionary again before keeping the lines inside the box: a
@@ -8,6 +8,11 @@ box through the function's own ``blocks`` argument. The copy is needed because
 ``get_raw_lines`` edits the span dictionaries it is given (it replaces their boxes, adds line
 numbers and joins split words), so each call must start from the extracted values: the spans it
 may reach are copied, one dictionary each.
+
+Tables are written the same way: PyMuPDF's ``Table.to_markdown`` calls ``extract_cells`` once
+per cell, and each call extracts the page's characters again (a 12-row table of 4 columns:
+48 extractions). ``table_cell_text`` hands it a view of the text page whose character
+dictionary is extracted once; ``extract_cells`` only reads it, so it is shared as it is.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import threading
 from typing import Any
 
 import pymupdf
+import pymupdf.table
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 from pymupdf4llm.helpers.utils import are_disjoint, bbox_is_empty
 
@@ -28,6 +34,8 @@ class _LastPage(threading.local):
 
     textpage: pymupdf.TextPage | None = None
     blocks: list[dict[str, Any]] | None = None
+    chars_textpage: pymupdf.TextPage | None = None
+    chars: dict[str, Any] | None = None
 
 
 _LAST = _LastPage()
@@ -82,3 +90,26 @@ def raw_lines(
             only_horizontal=only_horizontal,
         )
     )
+
+
+EXTRACT_CELLS = pymupdf.table.extract_cells
+"""PyMuPDF's own cell reader (kept before ``ingest.parse`` replaces it)."""
+
+
+class _CharactersOnce:
+    """The part of a text page ``extract_cells`` uses, its character dictionary extracted once
+    per page and thread."""
+
+    def __init__(self, textpage: pymupdf.TextPage) -> None:
+        self.textpage = textpage
+
+    def extractRAWDICT(self) -> dict[str, Any]:  # PyMuPDF's name: extract_cells calls it
+        if _LAST.chars_textpage is not self.textpage or _LAST.chars is None:
+            _LAST.chars_textpage = self.textpage
+            _LAST.chars = self.textpage.extractRAWDICT()
+        return _LAST.chars
+
+
+def table_cell_text(textpage: pymupdf.TextPage, cell: Any, markdown: bool = False) -> str:
+    """``pymupdf.table.extract_cells`` with the page's characters extracted once."""
+    return str(EXTRACT_CELLS(_CharactersOnce(textpage), cell, markdown))

@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import pymupdf
+import pymupdf.table
 import pytest
 from pymupdf4llm.helpers import multi_column, pymupdf_rag
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 
-from ingest import parse
+from ingest import parse, textlines
 
 
 @contextmanager
@@ -43,4 +44,5 @@ def reference_conversion(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         patch.setattr(parse, "faster_pymupdf4llm", lambda: None)
         patch.setattr(pymupdf_rag, "column_boxes", multi_column.column_boxes)
         patch.setattr(pymupdf_rag, "get_raw_lines", get_raw_lines)
+        patch.setattr(pymupdf.table, "extract_cells", textlines.EXTRACT_CELLS)
         yield

@@ -51,6 +51,7 @@ def _vertical_and_table(page: pymupdf.Page) -> None:
                 pymupdf.Rect(cell.x0 + 4, cell.y0 + 4, cell.x1 - 4, cell.y1 - 4),
                 f"r{row} c{col}",
                 fontsize=9,
+                fontname="hebo" if col == 1 else "helv",  # a bold column: styled cells
             )
     page.insert_textbox(pymupdf.Rect(60, 450, 300, 700), _paragraph(2, 50), fontsize=10)
     page.insert_textbox(pymupdf.Rect(60, 450, 300, 700), _paragraph(2, 50), fontsize=10)
@@ -104,7 +105,11 @@ def test_page_text_matches_pymupdf4llm(
     with reference_conversion(monkeypatch):
         expected = parse._markdown_pages(document, layout=False)
     assert parse._markdown_pages(document, layout=False) == expected
-    assert "r3 c2" in expected[2] and "Title Across" in expected[0]
+    assert (
+        "|r1 c0|**r1 c1**|r1 c2|" in expected[2]
+        and "|r3 c0|" in expected[2]
+        and "Title Across" in expected[0]
+    )
 
 
 def test_raw_lines_match_and_leave_the_next_call_unchanged(document: pymupdf.Document) -> None:
