@@ -29,7 +29,7 @@ from fastembed.common.model_description import ModelSource, PoolingType
 from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
-from store.settings import model_cache_dir
+from store.settings import embedding_threads, model_cache_dir
 
 __all__ = [
     "DEFAULT_DENSE_MODEL",
@@ -200,6 +200,7 @@ def _local_minilm(cache_dir: Path) -> TextEmbedding:
         model_name=_LOCAL_MINILM_NAME,
         cache_dir=str(cache_dir),
         specific_model_path=str(model_dir),
+        threads=embedding_threads(),
     )
 
 
@@ -217,14 +218,17 @@ def _fastembed_model(model_name: str, cache_dir: Path) -> TextEmbedding:
     already on disk. Offline, fastembed's download retries back off for ~40 s before failing;
     set HF_HUB_OFFLINE=1 to fail immediately. Unknown names keep fastembed's own ValueError.
     """
+    threads = embedding_threads()
     if not _is_known_dense_model(model_name):
-        return TextEmbedding(model_name=model_name, cache_dir=str(cache_dir))
+        return TextEmbedding(model_name=model_name, cache_dir=str(cache_dir), threads=threads)
     try:
-        return TextEmbedding(model_name=model_name, cache_dir=str(cache_dir), local_files_only=True)
+        return TextEmbedding(
+            model_name=model_name, cache_dir=str(cache_dir), local_files_only=True, threads=threads
+        )
     except Exception:
         pass  # not cached (or cache unusable): fall through to a download attempt
     try:
-        return TextEmbedding(model_name=model_name, cache_dir=str(cache_dir))
+        return TextEmbedding(model_name=model_name, cache_dir=str(cache_dir), threads=threads)
     except Exception as exc:
         raise EmbeddingModelUnavailable(
             f"Embedding model {model_name!r} could not be loaded: its weights are not cached in "

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import TypeGuard
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "store" / "settings.py"
 PACKAGES = ("graph", "tools", "ingest", "store", "evals")
@@ -172,3 +174,18 @@ def test_reads_and_allowed_writes_are_told_apart() -> None:
     assert variables_read("x = _env_float('VECTREE_GATE_RELATIVE', 0.4)") == {
         "VECTREE_GATE_RELATIVE"
     }
+
+
+def test_embedding_threads_default_to_one_and_refuse_nonsense(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from store.settings import embedding_threads
+
+    monkeypatch.delenv("VECTREE_EMBED_THREADS", raising=False)
+    assert embedding_threads() == 1
+    monkeypatch.setenv("VECTREE_EMBED_THREADS", "3")
+    assert embedding_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("VECTREE_EMBED_THREADS", bad)
+        with pytest.raises(ValueError, match="VECTREE_EMBED_THREADS"):
+            embedding_threads()
