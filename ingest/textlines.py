@@ -104,10 +104,17 @@ class _CharactersOnce:
         self.textpage = textpage
 
     def extractRAWDICT(self) -> dict[str, Any]:  # PyMuPDF's name: extract_cells calls it
-        if _LAST.chars_textpage is not self.textpage or _LAST.chars is None:
-            _LAST.chars_textpage = self.textpage
-            _LAST.chars = self.textpage.extractRAWDICT()
-        return _LAST.chars
+        return page_characters(self.textpage)
+
+
+def page_characters(textpage: pymupdf.TextPage) -> dict[str, Any]:
+    """The text page's character dictionary (``extractRAWDICT``), extracted once per page and
+    thread and shared: its readers (the table finder's character records, the cells' text) do
+    not change it."""
+    if _LAST.chars_textpage is not textpage or _LAST.chars is None:
+        _LAST.chars_textpage = textpage
+        _LAST.chars = textpage.extractRAWDICT()
+    return _LAST.chars
 
 
 def table_cell_text(textpage: pymupdf.TextPage, cell: Any, markdown: bool = False) -> str:

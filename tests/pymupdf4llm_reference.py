@@ -19,7 +19,7 @@ import pytest
 from pymupdf4llm.helpers import multi_column, pymupdf_rag
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 
-from ingest import parse, textlines
+from ingest import parse, tablechars, textlines
 
 
 @contextmanager
@@ -45,4 +45,5 @@ def reference_conversion(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         patch.setattr(pymupdf_rag, "column_boxes", multi_column.column_boxes)
         patch.setattr(pymupdf_rag, "get_raw_lines", get_raw_lines)
         patch.setattr(pymupdf.table, "extract_cells", textlines.EXTRACT_CELLS)
+        patch.setattr(pymupdf.table, "make_chars", tablechars.MAKE_CHARS)
         yield

@@ -4,14 +4,16 @@ repeated and aligned blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
+import pymupdf.table
 import pytest
 from pymupdf4llm.helpers import multi_column
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 
-from ingest import parse
+from ingest import parse, tablechars
 from ingest.columns import Box, column_boxes
 from ingest.textlines import raw_lines
 from tests.pymupdf4llm_reference import pinned_rects, reference_conversion
@@ -135,3 +137,26 @@ def test_box_follows_rect_semantics() -> None:
     assert not Box(0, 0, 10, 10).intersects(Box(10, 0, 20, 10))  # a shared edge is no area
     assert Box(0, 0, 10, 10).touches(Box(10, 0, 20, 10))
     assert Box(*pymupdf.INFINITE_RECT()).union(line).infinite
+
+
+@pytest.mark.parametrize("rotation", [0, 90])
+def test_table_character_records_match_pymupdf(
+    document: pymupdf.Document, rotation: int, tmp_path: Path
+) -> None:
+    doc = pymupdf.open()
+    doc.insert_pdf(document, from_page=2, to_page=2)
+    doc[0].set_rotation(rotation)  # a rotated page keeps PyMuPDF's own function
+    path = tmp_path / "table.pdf"
+    doc.save(path)
+    page = pymupdf.open(path)[0]
+    records = pymupdf.table.CHARS._list()
+
+    def made(function: Callable[..., object]) -> list[dict[str, object]]:
+        records.clear()
+        function(page, clip=page.rect)
+        made, records[:] = list(records), []
+        return made
+
+    expected = made(tablechars.MAKE_CHARS)
+    assert made(tablechars.make_chars) == expected
+    assert len(expected) > 500 and {"r", "c"} <= {r["text"] for r in expected}
