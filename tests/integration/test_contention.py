@@ -24,7 +24,7 @@ import pytest
 from graph.cli import main
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
-from tests.conftest import PDF_DIR, ROOT, require_shared_data
+from tests.conftest import PDF_DIR, ROOT, SHARED_DATA, require_shared_data
 from tests.holders import holding
 
 pytestmark = pytest.mark.integration
@@ -43,6 +43,9 @@ BATCH = [
     "2304.02623v1.pdf",
     "four-lectures.pdf",
 ]
+FILINGS = ["MICROSOFT_2023_10K.pdf", "NIKE_2023_10K.pdf"]
+"""Long filings added to the batch, so it still runs well after its first document is visible
+(the papers alone take about twenty seconds)."""
 QUESTION = "What does the semantic parser SCISSOR integrate?"
 CLI_TIMEOUT_S = 180
 INDEX_WAIT_S = 10
@@ -278,6 +281,8 @@ def test_a_real_ingest_with_readers_and_writers_at_the_same_time(tmp_path: Path)
     folder.mkdir()
     for name in BATCH:
         shutil.copy(PDF_DIR / name, folder / name)
+    for name in FILINGS:
+        shutil.copy(SHARED_DATA / "financebench" / "pdfs" / name, folder / name)
     library = tmp_path / "library"
     log = tmp_path / "ingest.err"
     # One worker: the batch then lasts long enough for everything below to happen meanwhile.
@@ -310,9 +315,9 @@ def test_a_real_ingest_with_readers_and_writers_at_the_same_time(tmp_path: Path)
         assert writer.returncode == 1
         assert "is being written by `vectree ingest`" in one_error_line(writer)
     assert ingest.returncode == 0, log.read_text()[-3000:]
-    assert json.loads(out)["ingested"] == len(BATCH)
+    assert json.loads(out)["ingested"] == len(BATCH) + len(FILINGS)
     records = Library(library).documents()
-    assert len(records) == len(BATCH) and Library(library).trashed() == []
+    assert len(records) == len(BATCH) + len(FILINGS) and Library(library).trashed() == []
     try:
         index = open_catalog(library).index
         expected = sum(1 + len(Library(library).tree(r["doc_id"])) for r in records)
