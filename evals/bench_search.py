@@ -2,35 +2,47 @@
 
 Each scale is a fresh library in a temporary folder whose embedded index holds 1 document entry
 + 8 section entries per document (9 points per document). Texts are drawn from a
-Zipf-distributed synthetic vocabulary and get real BM25 vectors from the project's sparse
-embedder. As in the product (entries version 2), each section's BM25 vector covers its content
-(``--content-words`` words, besides the compact text) and the document's covers all of its
-sections. Dense vectors are synthetic (embedding 900,000 texts with MiniLM on two cores would
-take hours): each document lies near one of 400 topic directions and its entries near it, as
-embeddings cluster; queries lie near a topic. Every document gets a
-``docs/<id>/`` folder so the visibility check runs as in production. After writing, the index
-is settled as a write command leaves it (optimised: HNSW and payload indexes).
+Zipf-distributed synthetic vocabulary. As in the product (entries version 2), each section's
+BM25 vector covers its content (``--content-words`` words, besides the compact text) and the
+document's covers all of its sections. Embedding 800,000 section contents of 500 words with the
+BM25 embedder would take hours on two cores, so the build embeds a pool of ``--sparse-pool``
+synthetic section contents (compact text + content) once with the project's sparse embedder,
+each section takes a pool vector drawn at random, and a document entry's BM25 vector is the
+mean of its sections' vectors (a term in one section of eight gets an eighth of its weight,
+close to what BM25's length normalisation gives the whole document). Dense vectors are
+synthetic too (embedding 900,000 texts with MiniLM would also take hours): each document lies
+near one of 400 topic directions and its entries near it, as embeddings cluster; queries lie
+near a topic. Every draw is seeded, so a scale is the same library in every run. Every
+document gets a ``docs/<id>/`` folder so the visibility check runs as in production. After
+writing, the index is settled as a write command leaves it (optimised: HNSW and payload
+indexes).
 
 Two engines answer the same queries in one run:
 
 * ``edge``: the product's engine (``store.search_engine`` on Qdrant Edge);
 * ``numpy``: exhaustive numpy scoring of every entry (``evals.exact``), which is what the
-  previous embedded engine computed; it is also the exact reference for recall.
+  previous embedded engine computed. It holds every vector in Python while it loads (tens of
+  GB at 900,000 points), so above ``NUMPY_MAX_DOCS`` documents it is not run and its record
+  says so (``skipped``).
 
 Per engine and scale, over ``--queries`` queries after a warm-up (query vectors precomputed;
 the query embedding is timed separately as ``embed_ms``):
 
-* ``open_s``: from a closed library to the first answered query (Edge loads its shards; numpy
-  scrolls every point out of the index and builds its arrays);
+* ``open_s``: from a closed library to the first answered query (Edge loads its shards and the
+  engine scrolls the document entries, deriving the point id of every entry; numpy scrolls
+  every point out of the index and builds its arrays);
 * ``dense_*``/``bm25_*``: one retriever's top ``search_depth`` entries;
-* ``fused_*``: both retrievers plus the reciprocal-rank fusion of ``tools.search``;
+* ``fused_*``: both retrievers plus the fusion of ``tools.search`` (per-document signals,
+  their scaled sum and the order); the fields that results show are fetched afterwards for the
+  returned documents only, which ``search_p50_ms`` includes;
 * ``filtered_*``: the same under a single-year filter (the restrictive case for HNSW);
-* ``recall_at_10``: overlap of the filtered dense top 10 with the exact top 10 (the mean over
-  queries); ``recall_unfiltered_at_10`` likewise without the filter;
+* ``recall_at_10``: overlap of the filtered dense top 10 (HNSW) with the exact top 10 (Qdrant's
+  exhaustive search, ``exact=True``, on the same points; the mean over queries);
+  ``recall_unfiltered_at_10`` likewise without the filter;
 * ``search_p50_ms`` (edge): ``DocumentSearch.search`` end to end, embedding included.
 
     python -m evals.bench_search [--docs 1000 10000 100000] [--queries 50]
-        [--content-words 500] [--keep DIR] [--json]
+        [--content-words 500] [--sparse-pool 2048] [--keep DIR] [--json]
 
 ``--json`` prints one record per engine and scale: ``{engine, docs, open_s, fused_p50_ms,
 fused_p95_ms, filtered_p50_ms, recall_at_10, …}``.
@@ -46,6 +58,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,6 +82,10 @@ CONTENT_WORDS = 500
 """Words of a section's content behind its BM25 vector (QASPER papers: about 550 per top-level
 section)."""
 QUERY_WORDS = 6
+SPARSE_POOL = 2048
+"""Section contents embedded with the BM25 embedder per build (``--sparse-pool``)."""
+NUMPY_MAX_DOCS = 10_000
+"""Largest scale the numpy reference is run at (its load holds every vector in Python)."""
 VENUES = ("ACL", "EMNLP", "NAACL", "NeurIPS", "ICML", "ICLR", "TACL", "arXiv", "Nature", "SIGIR")
 UPSERT_BATCH = 1024
 FIELDS = (
@@ -102,10 +119,13 @@ class Corpus:
         self.words = np.array(sorted(words)[:VOCABULARY])
         self.rng.shuffle(self.words)
         weights = 1.0 / np.arange(1, len(self.words) + 1) ** 1.07
-        self.weights = weights / weights.sum()
+        cdf = np.cumsum(weights / weights.sum())
+        self.cdf = cdf / cdf[-1]
 
     def text(self, n: int) -> str:
-        return " ".join(self.rng.choice(self.words, size=n, p=self.weights))
+        """``n`` Zipf-distributed words: what ``rng.choice(words, p=weights)`` draws, without
+        recomputing the cumulative weights at every call (millions of calls at 100,000 docs)."""
+        return " ".join(self.words[self.cdf.searchsorted(self.rng.random(n), side="right")])
 
     def query(self) -> str:
         """Query words skip the 100 most frequent (stop-word-like) ones."""
@@ -113,17 +133,62 @@ class Corpus:
 
 
 # -- building a synthetic library ------------------------------------------------------------------
+class SparsePool:
+    """Real BM25 vectors of a few thousand synthetic section contents, shared out to sections.
+
+    Embedding every section's content is what made large scales take hours; drawing from a
+    pool keeps the vectors' statistics (length, Zipf terms, BM25 weights) at a fixed cost.
+    """
+
+    def __init__(self, vectors: list[tuple[IntArray, FloatArray]]) -> None:
+        self.vectors = vectors
+
+    @classmethod
+    def embed(cls, catalog: Catalog, corpus: Corpus, size: int, content_words: int) -> SparsePool:
+        """``size`` section contents (compact text + content) through the sparse embedder."""
+        texts = [corpus.text(SECTION_WORDS + content_words) for _ in range(size)]
+        embedded = catalog.index.embed_sparse(texts)
+        return cls(
+            [(np.array(v.indices, np.int64), np.array(v.values, np.float32)) for v in embedded]
+        )
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def section(self, draw: int) -> models.SparseVector:
+        indices, values = self.vectors[draw]
+        return models.SparseVector(indices=indices.tolist(), values=values.tolist())
+
+    def document(self, draws: IntArray) -> models.SparseVector:
+        """The mean of the drawn sections' vectors (terms summed, divided by the sections)."""
+        indices = np.concatenate([self.vectors[d][0] for d in draws.tolist()])
+        values = np.concatenate([self.vectors[d][1] for d in draws.tolist()])
+        terms, slot = np.unique(indices, return_inverse=True)
+        merged = np.bincount(slot, weights=values, minlength=len(terms)) / len(draws)
+        return models.SparseVector(indices=terms.tolist(), values=merged.tolist())
+
+
 def build_library(
-    root: Path, docs: int, corpus: Corpus, content_words: int = CONTENT_WORDS
+    root: Path,
+    docs: int,
+    corpus: Corpus,
+    content_words: int = CONTENT_WORDS,
+    pool_size: int = SPARSE_POOL,
 ) -> Catalog:
     """A library with ``docs`` visible documents and their 9 committed points each."""
     catalog = open_catalog(root)
     catalog.index.ensure_collection()
     dim = _dimension(catalog)
+    started = time.perf_counter()
+    pool = SparsePool.embed(catalog, corpus, pool_size, content_words)
+    _log(f"{docs} docs: {pool_size} BM25 pool vectors in {time.perf_counter() - started:.0f} s")
     rng = np.random.default_rng(docs)
-    for start in range(0, docs, UPSERT_BATCH // (1 + SECTIONS_PER_DOC)):
-        batch = range(start, min(docs, start + UPSERT_BATCH // (1 + SECTIONS_PER_DOC)))
-        _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim, content_words)
+    per_batch = UPSERT_BATCH // (1 + SECTIONS_PER_DOC)
+    for start in range(0, docs, per_batch):
+        batch = range(start, min(docs, start + per_batch))
+        _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim, pool)
+        if start // per_batch % 100 == 99:
+            _log(f"{docs} docs: {start + len(batch)} written")
     catalog.library.bump_index_version()
     catalog.index.settle()
     return catalog
@@ -139,12 +204,12 @@ def _write_batch(
     corpus: Corpus,
     rng: np.random.Generator,
     dim: int,
-    content_words: int,
+    pool: SparsePool,
 ) -> None:
-    """Payloads, texts, BM25 vectors and random unit dense vectors for a batch of documents."""
+    """Payloads, pooled BM25 vectors and topical unit dense vectors for a batch of documents."""
     payloads: list[dict[str, Any]] = []
     keys: list[tuple[str, str]] = []
-    contents: list[str] = []  # what each point's BM25 vector is built from
+    sparse: list[models.SparseVector] = []
     for doc_id in doc_ids:
         base = {
             "doc_id": doc_id,
@@ -158,8 +223,9 @@ def _write_batch(
         }
         payloads.append({**base, "entry_type": "document", "text": corpus.text(DOC_WORDS)})
         keys.append((doc_id, "document"))
-        sections = [corpus.text(content_words) for _ in range(SECTIONS_PER_DOC)]
-        contents.append(" ".join([payloads[-1]["text"], *sections]))
+        draws = rng.integers(0, len(pool), size=SECTIONS_PER_DOC)
+        sparse.append(pool.document(draws))
+        sparse.extend(pool.section(d) for d in draws.tolist())
         for i in range(SECTIONS_PER_DOC):
             payloads.append(
                 {
@@ -173,9 +239,7 @@ def _write_batch(
                 }
             )
             keys.append((doc_id, f"section:{i:04d}"))
-            contents.append(f"{payloads[-1]['text']} {sections[i]}")
         _write_visible(catalog, base)
-    sparse = catalog.index.embed_sparse(contents)
     dense = topical_vectors(rng, len(doc_ids), dim)
     points = [
         models.PointStruct(
@@ -297,9 +361,8 @@ def measure_edge(root: Path, queries: list[str], docs: int) -> dict[str, Any]:
         percentiles(timed([partial(search.search, q) for q in queries]))[0], 2
     )
     record["embed_ms"] = round(embed_ms, 2)
-    scorer = ExactScorer.load(catalog)
-    record["recall_at_10"] = _recall(engine, scorer, vectors, year_flt, YEAR)
-    record["recall_unfiltered_at_10"] = _recall(engine, scorer, vectors, flt, None)
+    record["recall_at_10"] = _recall(engine, vectors, year_flt)
+    record["recall_unfiltered_at_10"] = _recall(engine, vectors, flt)
     return record
 
 
@@ -359,63 +422,99 @@ def _exhaustive(scorer: ExactScorer, query: Query, mask: Any, depth: int) -> Int
     return np.array(sorted(fused_scores, key=fused_scores.__getitem__, reverse=True))
 
 
-def _recall(
-    engine: Any, scorer: ExactScorer, vectors: list[Query], flt: Any, year: int | None
-) -> float:
-    """Mean overlap of the engine's dense top 10 with the exact top 10."""
-    keys = [(str(p["doc_id"]), str(p.get("node_id") or "")) for p in scorer.payloads]
-    eligible = np.ones(len(keys), dtype=bool)
-    if year is not None:
-        eligible = np.array([p.get("year") == year for p in scorer.payloads])
+def _recall(engine: Any, vectors: list[Query], flt: models.Filter) -> float:
+    """Mean overlap of the engine's dense top 10 (HNSW) with Qdrant's exhaustive top 10."""
     overlaps = []
     for dense, _ in vectors:
-        exact = {keys[i] for i in _top(scorer.dense(dense), eligible, 10).tolist()}
-        found = engine.query(dense.tolist(), DENSE, flt, 10)
-        got = {(str(p.payload["doc_id"]), str(p.payload.get("node_id") or "")) for p in found}
+        query = dense.tolist()
+        exact = {str(p.id) for p in _exact_top(engine, query, flt, 10)}
+        got = {str(p.id) for p in engine.query(query, DENSE, flt, 10)}
         overlaps.append(len(exact & got) / max(1, len(exact)))
     return round(float(np.mean(overlaps)), 4)
 
 
-def run_scale(
-    docs: int, n_queries: int, content_words: int = CONTENT_WORDS, keep: Path | None = None
-) -> list[dict[str, Any]]:
-    """Build one scale (or reuse the one kept under ``keep``), then measure both engines."""
+def _exact_top(
+    engine: Any, query: list[float], flt: models.Filter, limit: int
+) -> list[models.ScoredPoint]:
+    """The exact dense top ``limit``: a full scan of the filtered points instead of HNSW."""
+    request = models.QueryRequest(
+        query=query,
+        using=DENSE,
+        filter=flt,
+        limit=limit,
+        with_payload=False,
+        params=models.SearchParams(exact=True),
+    )
+    return list(engine.client.query_batch_points(engine.collection, requests=[request])[0].points)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What a synthetic library is built from (a kept library is reused for the same scale)."""
+
+    docs: int
+    content_words: int = CONTENT_WORDS
+    pool_size: int = SPARSE_POOL
+
+    @property
+    def folder(self) -> str:
+        return f"docs-{self.docs}-{self.content_words}-pool{self.pool_size}"
+
+
+def run_scale(scale: Scale, n_queries: int, keep: Path | None = None) -> list[dict[str, Any]]:
+    """Build one scale (or reuse the one kept under ``keep``), then measure both engines (numpy
+    only up to ``NUMPY_MAX_DOCS``)."""
     corpus = Corpus()
     queries = [corpus.query() for _ in range(n_queries)]
     with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch) / "library" if keep is None else keep / f"docs-{docs}-{content_words}"
-        build_s = _built(root, docs, corpus, content_words)
-        records = [measure_edge(root, queries, docs), measure_numpy(root, queries, docs)]
+        root = Path(scratch) / "library" if keep is None else keep / scale.folder
+        build_s = _built(root, scale, corpus)
+        records = [measure_edge(root, queries, scale.docs)]
+        if scale.docs <= NUMPY_MAX_DOCS:
+            records.append(measure_numpy(root, queries, scale.docs))
+        else:
+            records.append(_numpy_skipped(scale.docs))
         close_catalogs()
         clear_engines()
     for record in records:
         record.update(
-            points=docs * (1 + SECTIONS_PER_DOC),
-            content_words=content_words,
+            points=scale.docs * (1 + SECTIONS_PER_DOC),
+            content_words=scale.content_words,
+            sparse_pool=scale.pool_size,
             build_s=round(build_s, 1),
         )
     return records
+
+
+def _numpy_skipped(docs: int) -> dict[str, Any]:
+    """The record of a numpy run not made, with the reason (logged as well)."""
+    reason = (
+        f"numpy reference not run above {NUMPY_MAX_DOCS} documents: its load holds all "
+        f"{docs * (1 + SECTIONS_PER_DOC)} points' vectors as Python lists (tens of GB)"
+    )
+    _log(f"{docs} docs: {reason}")
+    return {"engine": "numpy", "docs": docs, "skipped": reason}
 
 
 BUILT_FILE = "bench-built.json"
 """Written into a kept library once it is complete: a build cut short is built again."""
 
 
-def _built(root: Path, docs: int, corpus: Corpus, content_words: int) -> float:
+def _built(root: Path, scale: Scale, corpus: Corpus) -> float:
     """Build the library at ``root`` unless a complete one is there; the build's seconds."""
     marker = root / BUILT_FILE
     if marker.exists():
         build_s = float(json.loads(marker.read_text())["build_s"])
-        _log(f"{docs} docs: reusing {root} (built in {build_s:.0f} s)")
+        _log(f"{scale.docs} docs: reusing {root} (built in {build_s:.0f} s)")
         return build_s
     if root.exists():
         shutil.rmtree(root)
     started = time.perf_counter()
-    build_library(root, docs, corpus, content_words)
+    build_library(root, scale.docs, corpus, scale.content_words, scale.pool_size)
     close_catalogs()
     build_s = time.perf_counter() - started
-    write_json(marker, {"docs": docs, "content_words": content_words, "build_s": build_s})
-    _log(f"{docs} docs: built and optimised in {build_s:.0f} s")
+    write_json(marker, {**asdict(scale), "build_s": build_s})
+    _log(f"{scale.docs} docs: built and optimised in {build_s:.0f} s")
     return build_s
 
 
@@ -430,6 +529,13 @@ def main(argv: list[str] | None = None) -> int:
         help="words of content behind each section's BM25 vector (0: compact entries)",
     )
     parser.add_argument(
+        "--sparse-pool",
+        type=int,
+        default=SPARSE_POOL,
+        help="section contents embedded with the BM25 embedder; sections draw their vectors "
+        "from them",
+    )
+    parser.add_argument(
         "--keep",
         type=Path,
         metavar="DIR",
@@ -441,7 +547,9 @@ def main(argv: list[str] | None = None) -> int:
     records = [
         r
         for docs in args.docs
-        for r in run_scale(docs, args.queries, args.content_words, args.keep)
+        for r in run_scale(
+            Scale(docs, args.content_words, args.sparse_pool), args.queries, args.keep
+        )
     ]
     if args.json:
         for record in records:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from uuid import UUID
 
 import qdrant_edge as edge
 from qdrant_client import models
@@ -297,18 +298,38 @@ class EdgeClient:
         ]
         return converted, (str(following) if following is not None else None)
 
+    def retrieve(
+        self,
+        collection_name: str,
+        ids: Sequence[Any],
+        with_payload: bool | list[str] = True,
+        with_vectors: bool | list[str] = False,
+    ) -> list[models.Record]:
+        """The points with these ids (missing ones are left out), as ``QdrantClient.retrieve``."""
+        point_ids: list[int | UUID | str] = [str(i) for i in ids]
+        records = self._run(
+            collection_name,
+            lambda shard: shard.retrieve(point_ids, with_payload, with_vectors),
+        )
+        return [
+            models.Record(id=str(r.id), payload=r.payload, vector=_record_vectors(r.vector))
+            for r in records
+        ]
+
     def query_batch_points(
         self, collection_name: str, requests: Sequence[models.QueryRequest]
     ) -> list[rest.QueryResponse]:
         """Nearest neighbours of several dense or sparse vectors in one call (the only query
-        the store sends); answers are built without re-validation, the engine's types being
-        exact already (validating 500 scored points costs about a millisecond)."""
+        the store sends). Each scored point goes through pydantic's validating constructor,
+        which runs in pydantic-core and takes under half the time of ``model_construct`` (pure
+        Python, about 5 µs a point: 2.5 ms of a 2 × 256-point query); the list around them is
+        built without re-validating them."""
         batch = edge.QueryBatchRequest([_query_request(r) for r in requests])
         answers = self._run(collection_name, lambda shard: shard.query_batch(batch))
         return [
             rest.QueryResponse.model_construct(
                 points=[
-                    models.ScoredPoint.model_construct(
+                    models.ScoredPoint(
                         id=str(p.id), version=p.version, score=p.score, payload=p.payload
                     )
                     for p in found

@@ -10,6 +10,7 @@ interrupted run left behind. Flags are 0/1 integers because Edge matches no JSON
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import threading
 import uuid
@@ -30,6 +31,7 @@ from store.settings import IndexSettings
 DENSE = "dense"
 SPARSE = "bm25"
 POINT_NAMESPACE = uuid.UUID("5b1d3c52-3f8e-4d8a-9a57-2b8f1f0c9e11")
+_NAMESPACE_BYTES = POINT_NAMESPACE.bytes  # ``UUID.bytes`` is recomputed at every access
 UPSERT_BATCH = 64
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,8 +52,16 @@ class IndexMismatchError(RuntimeError):
 
 
 def point_id(doc_id: str, key: str) -> str:
-    """Stable point id per (document, entry), so re-writes replace rather than duplicate."""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{doc_id}:{key}"))
+    """Stable point id per (document, entry), so re-writes replace rather than duplicate.
+
+    It is ``str(uuid.uuid5(POINT_NAMESPACE, f"{doc_id}:{key}"))``, formatted from the SHA-1
+    digest directly: the search engine derives the ids of every indexed entry when it opens
+    (900,000 at 100,000 documents), and ``uuid.UUID`` takes three times as long."""
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + f"{doc_id}:{key}".encode()).digest())
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = digest[:16].hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _exclusive(

@@ -5,6 +5,15 @@ The engine sends two nearest-neighbour queries to the index's collection, dense 
 the filters, and returns the top ``depth`` entries of each with the score of every retriever
 that returned the entry (NaN where it did not). Fusion and gating live in ``tools/search.py``.
 
+The queries return point ids and scores only. Reading a point's payload costs Qdrant about as
+much as the search itself (the whole payload is read and decoded, whatever fields are asked
+for), and turning 2 × 256 full payloads into Python objects took most of a query's time. So the
+engine keeps a map from point id to (doc id, node id) of every committed entry, derived from the
+document entries' ``section_ids`` (one scroll of two fields per index version), and asks the
+index only for ids it lacks. What a result shows (``PAYLOAD_FIELDS``: title,
+authors, venue, section titles and pages…) is retrieved by point id afterwards, for the few
+documents and sections returned (``describe``).
+
 The same code serves both deployments: ``StructuralIndex.client`` is qdrant-client's
 ``QdrantClient`` for a server (``QDRANT_URL``) and ``store.edge.EdgeClient`` otherwise, which
 takes the same calls. Filtered dense queries search the HNSW graph with ``hnsw_ef`` of at
@@ -13,6 +22,7 @@ least ``HNSW_EF``: at the default ef, a single-year filter lost 16 % of the exac
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterable, Sequence
@@ -24,9 +34,10 @@ import numpy as np
 from numpy.typing import NDArray
 from qdrant_client import models
 
-from store.index import COMMITTED, DENSE, SPARSE, Client
+from store.index import COMMITTED, DENSE, SPARSE, Client, point_id
 from store.snapshot import BoolArray, FloatArray, IntArray, SparseQuery, scroll_points
 
+LOG = logging.getLogger(__name__)
 HNSW_EF = 256
 ENTRY_TYPES: tuple[str, ...] = ("document", "section")
 PAYLOAD_FIELDS = [
@@ -43,6 +54,10 @@ PAYLOAD_FIELDS = [
     "total_pages",
     "committed",
 ]
+RANKING_FIELDS = ["doc_id", "entry_type", "node_id"]
+"""What fusion reads of a candidate: its document, and its section (node ids order ties)."""
+EntryRef = tuple[str, str | None]
+"""(doc id, node id) of an index entry; the node id is ``None`` for the document entry."""
 
 
 # -- values exchanged with the search layer ------------------------------------------------------
@@ -92,14 +107,16 @@ class SectionInfo:
 class Candidates:
     """Candidate entries of one query and their per-retriever scores.
 
-    ``documents`` is a table sorted by doc_id (so its row order is a deterministic tie-break);
-    ``entry_doc`` points each candidate entry into it. ``dense``/``bm25`` are NaN where that
-    retriever did not return the entry (not in its top ``depth``, or no shared BM25 term).
+    ``doc_ids`` is sorted (so its row order is a deterministic tie-break); ``entry_doc`` points
+    each candidate entry into it; ``node_ids`` holds each entry's section node id (``None`` for
+    a document entry). ``dense``/``bm25`` are NaN where that retriever did not return the entry
+    (not in its top ``depth``, or no shared BM25 term). What a result shows of its document and
+    sections comes from ``SearchEngine.describe``.
     """
 
-    documents: Sequence[DocumentInfo]
+    doc_ids: Sequence[str]
     entry_doc: IntArray
-    sections: list[SectionInfo | None]
+    node_ids: list[str | None]
     dense: FloatArray
     bm25: FloatArray
 
@@ -109,6 +126,14 @@ class Candidates:
 
     def __len__(self) -> int:
         return len(self.entry_doc)
+
+
+@dataclass(frozen=True)
+class Descriptions:
+    """Shown fields of some documents (by doc id) and sections (by (doc id, node id))."""
+
+    documents: dict[str, DocumentInfo]
+    sections: dict[tuple[str, str], SectionInfo]
 
 
 def _document_info(payload: dict[str, Any]) -> DocumentInfo:
@@ -157,10 +182,6 @@ class _DocumentTable:
     def __len__(self) -> int:
         return len(self.infos)
 
-    def position(self, doc_ids: Iterable[str]) -> IntArray:
-        """Row of each doc id (all must be present)."""
-        return np.searchsorted(self.ids, np.array(list(doc_ids), dtype=str)).astype(np.int64)
-
     def mask(self, filters: SearchFilters) -> BoolArray | None:
         """Documents passing the document-level filters; ``None`` when nothing restricts."""
         mask: BoolArray | None = None
@@ -199,13 +220,15 @@ def _contains(column: NDArray[np.str_], needle: str) -> BoolArray:
     return np.asarray(np.strings.find(column, text) >= 0)
 
 
-def _row_key(payload: dict[str, Any]) -> tuple[str, int, str]:
+def _entry_key(node_id: str | None) -> str:
+    """The entry key behind a point id (``store.entries``)."""
+    return "document" if node_id is None else f"section:{node_id}"
+
+
+def _row_key(ref: EntryRef) -> tuple[str, int, str]:
     """Rows grouped by document, its document entry first, then sections in tree order."""
-    return (
-        str(payload["doc_id"]),
-        0 if payload.get("entry_type") == "document" else 1,
-        str(payload.get("node_id") or ""),
-    )
+    doc_id, node = ref
+    return (doc_id, 0, "") if node is None else (doc_id, 1, node)
 
 
 # -- the engine ----------------------------------------------------------------------------------
@@ -224,10 +247,12 @@ class SearchEngine:
     version: str = ""
     name: str = field(default="qdrant", init=False)
     _table: _DocumentTable | None = field(default=None, init=False, repr=False)
+    _entries: dict[str, EntryRef] | None = field(default=None, init=False, repr=False)
 
     @property
     def table(self) -> _DocumentTable:
-        """Payloads of the committed document entries (scrolled once per index version)."""
+        """Payloads of the committed document entries (scrolled once per index version, only
+        for the filters and browsing that need them)."""
         if self._table is None:
             infos: list[DocumentInfo] = []
             if self.client.collection_exists(self.collection):
@@ -237,6 +262,21 @@ class SearchEngine:
                     infos.append(_document_info(point.payload or {}))
             self._table = _DocumentTable(infos)
         return self._table
+
+    def _entry_map(self) -> dict[str, EntryRef]:
+        """Point id → (doc id, node id) of every committed entry, from the document entries'
+        ``section_ids`` (scrolled once per index version, two fields only: this scroll is part
+        of the first query's time)."""
+        if self._entries is None:
+            entries: dict[str, EntryRef] = {}
+            if self.client.collection_exists(self.collection):
+                for point in scroll_points(
+                    self.client, self.collection, _DOCUMENTS, False, ["doc_id", "section_ids"]
+                ):
+                    payload = point.payload or {}
+                    entries.update(_document_entries(str(payload["doc_id"]), payload))
+            self._entries = entries
+        return self._entries
 
     def corpus_size(self) -> int:
         """Number of committed documents (a count, so no table is loaded for it)."""
@@ -290,15 +330,47 @@ class SearchEngine:
             )
             requests.append(self._request(vector, SPARSE, flt, depth))
         answers = self.client.query_batch_points(self.collection, requests=requests)
-        found: dict[str, tuple[dict[str, Any], float, float]] = {}
+        scores: dict[str, tuple[float, float]] = {}
         for point in answers[0].points:
-            found[str(point.id)] = (point.payload or {}, point.score, math.nan)
+            scores[str(point.id)] = (point.score, math.nan)
         for point in answers[1].points if len(answers) > 1 else []:
-            payload, dense_score, _ = found.get(
-                str(point.id), (point.payload or {}, math.nan, math.nan)
-            )
-            found[str(point.id)] = (payload, dense_score, point.score)
-        return _candidates_from(list(found.values()))
+            scores[str(point.id)] = (scores.get(str(point.id), (math.nan,))[0], point.score)
+        refs = self.entry_refs(scores)
+        # an id without a ref was removed between the query and the retrieval
+        found = [(refs[i], dense, bm25) for i, (dense, bm25) in scores.items() if i in refs]
+        return _candidates_from(found)
+
+    def entry_refs(self, ids: Iterable[str]) -> dict[str, EntryRef]:
+        """(doc id, node id) of each point id: from the entry map, and for ids it lacks (an
+        entry without ``section_ids``), from their payloads."""
+        entries = self._entry_map()
+        missing = [i for i in ids if i not in entries]
+        if missing:
+            LOG.debug("reading the payloads of %d entries missing from the entry map", len(missing))
+            for record in self.client.retrieve(
+                self.collection, missing, with_payload=RANKING_FIELDS
+            ):
+                entries[str(record.id)] = _entry_ref(record.payload or {})
+        return entries
+
+    def describe(self, doc_ids: Sequence[str], sections: Sequence[tuple[str, str]]) -> Descriptions:
+        """The shown fields of these documents and (doc id, node id) sections, in one retrieval
+        by point id; an entry removed since the query is simply absent."""
+        wanted = [(doc_id, None) for doc_id in doc_ids] + list(sections)
+        ids = [point_id(doc_id, _entry_key(node)) for doc_id, node in wanted]
+        if not ids:
+            return Descriptions({}, {})
+        records = self.client.retrieve(self.collection, ids, with_payload=PAYLOAD_FIELDS)
+        documents: dict[str, DocumentInfo] = {}
+        found: dict[tuple[str, str], SectionInfo] = {}
+        for record in records:
+            payload = record.payload or {}
+            info = _section_info(payload)
+            if info is None:
+                documents[str(payload["doc_id"])] = _document_info(payload)
+            else:
+                found[(str(payload["doc_id"]), info.node_id)] = info
+        return Descriptions(documents, found)
 
     def query(
         self, query: Any, using: str, flt: models.Filter, depth: int
@@ -314,26 +386,37 @@ class SearchEngine:
             using=using,
             filter=flt,
             limit=depth,
-            with_payload=PAYLOAD_FIELDS,
+            with_payload=False,
             params=models.SearchParams(hnsw_ef=max(HNSW_EF, depth)),
         )
 
 
-def _candidates_from(entries: list[tuple[dict[str, Any], float, float]]) -> Candidates:
-    """Candidates from (payload, dense, bm25) triples, with a doc table of just their documents."""
+def _entry_ref(payload: dict[str, Any]) -> EntryRef:
+    node = payload.get("node_id")
+    is_section = payload.get("entry_type") == "section"
+    return str(payload["doc_id"]), str(node or "") if is_section else None
+
+
+def _document_entries(doc_id: str, payload: dict[str, Any]) -> dict[str, EntryRef]:
+    """Point id → entry of a document's entry and of its sections (``store.entries``)."""
+    nodes: list[str | None] = [None, *(str(n) for n in payload.get("section_ids") or ())]
+    return {point_id(doc_id, _entry_key(node)): (doc_id, node) for node in nodes}
+
+
+def _candidates_from(entries: list[tuple[EntryRef, float, float]]) -> Candidates:
+    """Candidates from ((doc id, node id), dense, bm25) triples, grouped by document."""
     if not entries:
         return Candidates.empty()
-    entries.sort(key=lambda item: _row_key(item[0]))
-    infos: dict[str, DocumentInfo] = {}
-    for payload, _, _ in entries:
-        infos.setdefault(str(payload["doc_id"]), _document_info(payload))
-    table = _DocumentTable(list(infos.values()))
+    keys = sorted((_row_key(ref), dense, bm25) for ref, dense, bm25 in entries)
+    entry_docs = [doc_id for (doc_id, _, _), _, _ in keys]
+    doc_ids = sorted(set(entry_docs))
+    row = {doc_id: i for i, doc_id in enumerate(doc_ids)}
     return Candidates(
-        documents=table.infos,
-        entry_doc=table.position(str(p["doc_id"]) for p, _, _ in entries),
-        sections=[_section_info(p) for p, _, _ in entries],
-        dense=np.array([d for _, d, _ in entries], dtype=np.float32),
-        bm25=np.array([b for _, _, b in entries], dtype=np.float32),
+        doc_ids=doc_ids,
+        entry_doc=np.array([row[doc_id] for doc_id in entry_docs], dtype=np.int64),
+        node_ids=[node if kind else None for (_, kind, node), _, _ in keys],
+        dense=np.array([d for _, d, _ in keys], dtype=np.float32),
+        bm25=np.array([b for _, _, b in keys], dtype=np.float32),
     )
 
 

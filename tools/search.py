@@ -23,6 +23,8 @@ scores:
    hides: documents that pass it come first, then the other pre-gate survivors, so a search
    returns up to ``limit`` results whenever that many pass the pre-fusion gate (cutting at the
    gate made top 10 return no more than top 5 in large libraries).
+6. Only then are the shown fields (title, authors, section titles and pages…) fetched, for the
+   returned documents and their matching sections (``SearchEngine.describe``).
 
 Gates can be switched off (``gates=False`` or ``VECTREE_GATES=off``) for the raw-fusion
 ablation; the thresholds (``store.settings.GateSettings``, calibrated defaults) are read from
@@ -32,6 +34,7 @@ unscored.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -90,7 +93,7 @@ class SearchHit:
 
 @dataclass
 class DocumentScores:
-    """Per-document signals; ``doc`` indexes ``Candidates.documents``; NaN = not found.
+    """Per-document signals; ``doc`` indexes ``Candidates.doc_ids``; NaN = not found.
 
     ``dense``: best dense score of any entry; ``bm25``: best BM25 score of any entry (the
     gates); ``section_bm25`` / ``document_bm25``: best BM25 of a section entry / of the
@@ -117,7 +120,7 @@ class DocumentScores:
 def document_scores(candidates: Candidates) -> DocumentScores:
     """Max over each document's entries, per signal (entries a retriever missed are NaN)."""
     docs, inverse = np.unique(candidates.entry_doc, return_inverse=True)
-    is_section = np.array([s is not None for s in candidates.sections], dtype=bool)
+    is_section = np.array([n is not None for n in candidates.node_ids], dtype=bool)
     no_score = np.full(len(candidates.bm25), np.nan, dtype=np.float32)
 
     def best(values: FloatArray) -> FloatArray:
@@ -231,17 +234,18 @@ def section_strength(dense: Floats, bm25: Floats, gates: GateSettings) -> Floats
 
 def matching_sections(
     candidates: Candidates, doc: int, gates: GateSettings, limit: int = MAX_SECTIONS
-) -> list[SectionInfo]:
-    """A document's best sections: relevant to at least one retriever, strongest first."""
+) -> list[str]:
+    """Node ids of a document's best sections: relevant to at least one retriever, strongest
+    first."""
     entries = np.flatnonzero(candidates.entry_doc == doc)
-    is_section = np.array([candidates.sections[e] is not None for e in entries], dtype=bool)
+    is_section = np.array([candidates.node_ids[e] is not None for e in entries], dtype=bool)
     entries = entries[is_section] if len(entries) else entries
     dense, bm25 = candidates.dense[entries], candidates.bm25[entries]
     relevant = pre_gate(dense, bm25, gates)
     entries = entries[relevant]
     strength = section_strength(dense[relevant], bm25[relevant], gates)
     best = entries[np.lexsort((entries, -strength))][:limit]
-    return [s for s in (candidates.sections[e] for e in best.tolist()) if s is not None]
+    return [n for n in (candidates.node_ids[e] for e in best.tolist()) if n is not None]
 
 
 def browse_order(documents: Iterable[DocumentInfo]) -> list[DocumentInfo]:
@@ -340,29 +344,48 @@ class DocumentSearch:
         order = fused_order(fused, scores.dense).tolist()
 
         def visible(position: int) -> bool:
-            return self.catalog.library.has(candidates.documents[scores.doc[position]].doc_id)
+            return self.catalog.library.has(candidates.doc_ids[scores.doc[position]])
 
         if gates is None:
             selected = raw_order(order, visible)
         else:
             size = engine.corpus_size()
             selected = post_gate(order, fused, scores.dense, scores.bm25, gates, size, visible)
-        section_gates = gates or self.gates
+        chosen = list(itertools.islice(selected, limit))
+        return self._hits(engine, candidates, scores, fused, chosen, gates or self.gates)
+
+    def _hits(
+        self,
+        engine: SearchEngine,
+        candidates: Candidates,
+        scores: DocumentScores,
+        fused: Floats,
+        chosen: list[tuple[int, bool]],
+        section_gates: GateSettings,
+    ) -> list[SearchHit]:
+        """Hits for the chosen (position, passed) documents, their shown fields and matching
+        sections fetched in one call."""
+        doc_ids = [candidates.doc_ids[scores.doc[position]] for position, _ in chosen]
+        nodes = [
+            matching_sections(candidates, int(scores.doc[position]), section_gates)
+            for position, _ in chosen
+        ]
+        pairs = zip(doc_ids, nodes, strict=True)
+        shown = engine.describe(doc_ids, [(d, n) for d, doc_nodes in pairs for n in doc_nodes])
         hits: list[SearchHit] = []
-        for position, passed in selected:
-            doc = int(scores.doc[position])
-            sections = matching_sections(candidates, doc, section_gates)
+        for (position, passed), doc_id, doc_nodes in zip(chosen, doc_ids, nodes, strict=True):
+            info = shown.documents.get(doc_id)
+            if info is None:  # removed since the query
+                continue
             hit = self._hit(
-                candidates.documents[doc],
+                info,
                 float(fused[position]),
                 float(scores.dense[position]),
                 float(scores.bm25[position]),
-                sections,
+                [shown.sections[(doc_id, n)] for n in doc_nodes if (doc_id, n) in shown.sections],
             )
             hit.weak = not passed
             hits.append(hit)
-            if len(hits) == limit:
-                break
         return hits
 
     def _hit(

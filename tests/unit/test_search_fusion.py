@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,10 +16,11 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from store.edge import EdgeClient
-from store.index import DENSE, SPARSE, Client, point_id
+from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id
 from store.library import Library
 from store.search_engine import (
     Candidates,
+    Descriptions,
     DocumentInfo,
     SearchEngine,
     SearchFilters,
@@ -52,7 +54,7 @@ class FakeEngine:
 
     def __init__(
         self,
-        entries: list[tuple[str, SectionInfo | None, float, float]],
+        entries: list[tuple[str, str | None, float, float]],
         corpus: int,
         years: dict[str, int | None] | None = None,
     ) -> None:
@@ -71,9 +73,9 @@ class FakeEngine:
         self.filters = filters
         position = {info.doc_id: i for i, info in enumerate(self.infos)}
         return Candidates(
-            documents=self.infos,
+            doc_ids=[info.doc_id for info in self.infos],
             entry_doc=np.array([position[d] for d, _, _, _ in self.entries], dtype=np.int64),
-            sections=[s for _, s, _, _ in self.entries],
+            node_ids=[n for _, n, _, _ in self.entries],
             dense=np.array([d for _, _, d, _ in self.entries], dtype=np.float32),
             bm25=np.array([b for _, _, _, b in self.entries], dtype=np.float32),
         )
@@ -81,6 +83,13 @@ class FakeEngine:
     def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
         self.filters = filters
         return list(self.infos)
+
+    def describe(self, doc_ids: list[str], sections: list[tuple[str, str]]) -> Descriptions:
+        self.described = (list(doc_ids), list(sections))
+        return Descriptions(
+            {info.doc_id: info for info in self.infos if info.doc_id in doc_ids},
+            {(d, n): SectionInfo(n, f"Section {n}", 1, 2) for d, n in sections},
+        )
 
     def corpus_size(self) -> int:
         return self.corpus
@@ -111,10 +120,8 @@ def doc(doc_id: str, dense: float, bm25: float) -> tuple[str, None, float, float
     return (doc_id, None, dense, bm25)
 
 
-def section(
-    doc_id: str, node: str, dense: float, bm25: float
-) -> tuple[str, SectionInfo, float, float]:
-    return (doc_id, SectionInfo(node, f"Section {node}", 1, 2), dense, bm25)
+def section(doc_id: str, node: str, dense: float, bm25: float) -> tuple[str, str, float, float]:
+    return (doc_id, node, dense, bm25)
 
 
 # -- pure arithmetic -------------------------------------------------------------------------------
@@ -131,15 +138,15 @@ def test_ranks_are_one_based_descending_with_ties_by_position() -> None:
     assert math.isnan(ranks(np.array([0.2, 0.9, 0.2, NAN]))[3])
 
 
-TWO_DOCUMENTS = [DocumentInfo(d, d, (), None, None, 1) for d in ("a", "b")]
-PART = SectionInfo("0001", "Part", 1, 1)
+TWO_DOCUMENTS = ["a", "b"]
+PART = "0001"
 
 
 def test_document_scores_take_the_best_entry_of_each_signal() -> None:
     candidates = Candidates(
-        documents=TWO_DOCUMENTS,
+        doc_ids=TWO_DOCUMENTS,
         entry_doc=np.array([0, 0, 1, 0]),
-        sections=[None, PART, PART, PART],
+        node_ids=[None, PART, PART, PART],
         dense=np.array([0.2, 0.7, NAN, NAN], dtype=np.float32),
         bm25=np.array([NAN, 1.0, 4.0, 6.0], dtype=np.float32),
     )
@@ -155,9 +162,9 @@ def test_fusion_adds_the_signals_each_scaled_by_its_best_candidate() -> None:
     assert scaled(np.array([2.0, 1.0, NAN, -0.5])).tolist() == [1.0, 0.5, 0.0, 0.0]
     assert scaled(np.array([NAN, NAN])).tolist() == [0.0, 0.0]
     candidates = Candidates(
-        documents=TWO_DOCUMENTS,
+        doc_ids=TWO_DOCUMENTS,
         entry_doc=np.array([0, 0, 1, 1]),
-        sections=[None, PART, None, PART],
+        node_ids=[None, PART, None, PART],
         dense=np.array([0.4, 0.2, 0.2, NAN], dtype=np.float32),
         bm25=np.array([10.0, 2.0, 5.0, 8.0], dtype=np.float32),
     )
@@ -265,6 +272,28 @@ def test_limit_and_hit_fields() -> None:
     ]
 
 
+def test_shown_fields_are_fetched_once_for_the_returned_hits_only() -> None:
+    entries = [*ladder(6), section("doc01", "0002", 0.7, 20.0), section("doc04", "0001", 0.7, 20.0)]
+    engine = FakeEngine(entries, corpus=100)
+    hits = fake_search(engine).search("q", limit=2)
+    returned = [h.doc_id for h in hits]
+    assert engine.described[0] == returned and len(returned) == 2
+    assert engine.described[1] == [(d, n) for d, n, _, _ in entries[6:] if d in returned]
+
+
+def test_a_document_removed_after_the_query_is_left_out() -> None:
+    engine = FakeEngine(ladder(3), corpus=3)
+    found = engine.describe
+
+    def describe(doc_ids: list[str], sections: list[tuple[str, str]]) -> Descriptions:
+        shown = found(doc_ids, sections)
+        shown.documents.pop("doc00", None)
+        return shown
+
+    engine.describe = describe  # type: ignore[method-assign]
+    assert [h.doc_id for h in fake_search(engine).search("q")] == ["doc01", "doc02"]
+
+
 def test_matching_sections_are_the_three_strongest_relevant_ones() -> None:
     entries = [
         doc("a", 0.9, 30.0),
@@ -326,7 +355,8 @@ VENUES = ["Proc. of ACL", "EMNLP", None, "Nature Machine Intelligence"]
 
 
 def tiny_collection(client: Client, docs: int = 14, seed: int = 3, bare: bool = False) -> None:
-    """Documents with 1 document + 3 section entries, some years unknown, two uncommitted;
+    """Documents with 1 document + 3 section entries, some years unknown, two uncommitted, a
+    third without ``section_ids`` (the engine reads those entries' payloads);
     ``bare``: some entries without any BM25 term (Qdrant's engine leaves those out of the IDF's
     N, qdrant-client's local mode counts them, so the engines are compared without them)."""
     rnd = random.Random(seed)
@@ -345,6 +375,7 @@ def tiny_collection(client: Client, docs: int = 14, seed: int = 3, bare: bool = 
             "authors": ["Ann Lee", "Bo Chen"] if n % 2 else ["Carla Diaz"],
             "total_pages": 10,
             "committed": int(n < docs - 2),
+            **({"section_ids": ["0000", "0001", "0002"]} if n % 3 else {}),
         }
         for key in ["document", "section:0000", "section:0001", "section:0002"]:
             payload = {**base, "entry_type": key.split(":")[0]}
@@ -379,8 +410,7 @@ def edge(tmp_path: Path) -> Iterator[EdgeClient]:
 def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
     out = {}
     for j, d in enumerate(candidates.entry_doc.tolist()):
-        s = candidates.sections[j]
-        key = (candidates.documents[d].doc_id, s.node_id if s else "")
+        key = (candidates.doc_ids[d], candidates.node_ids[j] or "")
         out[key] = (float(candidates.dense[j]), float(candidates.bm25[j]))
     return out
 
@@ -420,6 +450,58 @@ def test_edge_and_the_qdrant_reference_return_the_same_candidates(
         i.doc_id for i in theirs.documents(filters)
     }
     assert ours.corpus_size() == theirs.corpus_size() == 12
+
+
+def test_edge_retrieve_answers_as_the_qdrant_reference(edge: EdgeClient) -> None:
+    reference = QdrantClient(":memory:")
+    tiny_collection(reference)
+    ids = [point_id("d03", "document"), point_id("d07", "section:0001"), point_id("zz", "document")]
+    for selection in (True, ["doc_id", "node_id"]):
+        ours = edge.retrieve(COLLECTION, ids, with_payload=selection)
+        theirs = reference.retrieve(COLLECTION, ids, with_payload=selection)
+        assert sorted((str(r.id), r.payload) for r in ours) == sorted(
+            (str(r.id), r.payload) for r in theirs
+        )
+        assert len(ours) == 2 and all(r.vector is None for r in ours)
+
+
+def test_point_ids_are_uuid5_of_the_document_and_entry() -> None:
+    for doc_id, key in [("d01", "document"), ("9a9eb47ba637cafc", "section:0004"), ("é", "")]:
+        assert point_id(doc_id, key) == str(uuid.uuid5(POINT_NAMESPACE, f"{doc_id}:{key}"))
+
+
+def test_entry_refs_read_payloads_only_for_entries_the_document_table_does_not_list(
+    edge: EdgeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+    retrieve = edge.retrieve
+
+    def spy(collection_name: str, ids: list[str], **kwargs: Any) -> list[models.Record]:
+        asked.append(list(ids))
+        return retrieve(collection_name, ids, **kwargs)
+
+    monkeypatch.setattr(edge, "retrieve", spy)
+    engine = SearchEngine(edge, COLLECTION)
+    listed, unlisted = point_id("d01", "section:0002"), point_id("d03", "section:0001")
+    documents = point_id("d03", "document")
+    refs = engine.entry_refs([listed, unlisted, documents])
+    assert asked == [[unlisted]]  # d03 has no section_ids; every document entry is known
+    assert (refs[listed], refs[unlisted], refs[documents]) == (
+        ("d01", "0002"),
+        ("d03", "0001"),
+        ("d03", None),
+    )
+    engine.entry_refs([unlisted])
+    assert len(asked) == 1
+
+
+def test_describe_gives_the_fields_the_documents_and_sections_show(edge: EdgeClient) -> None:
+    engine = SearchEngine(edge, COLLECTION)
+    shown = engine.describe(["d01", "d04", "gone"], [("d01", "0002"), ("gone", "0001")])
+    listed = {i.doc_id: i for i in engine.documents(SearchFilters())}
+    assert shown.documents == {"d01": listed["d01"], "d04": listed["d04"]}
+    assert shown.sections == {("d01", "0002"): SectionInfo("0002", "S0002", 1, 2)}
+    assert engine.describe([], []) == Descriptions({}, {})
 
 
 def test_exhaustive_bm25_is_qdrant_idf_times_the_stored_weights(tmp_path: Path) -> None:
