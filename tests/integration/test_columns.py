@@ -11,7 +11,7 @@ import pytest
 from pymupdf4llm.helpers import multi_column, pymupdf_rag
 
 from ingest import columns, parse
-from tests.conftest import PDF_DIR, SHARED_DATA
+from tests.conftest import PDF_DIR, SHARED_DATA, require_shared_data
 from tests.pymupdf4llm_reference import pinned_rects, reference_conversion
 
 pytestmark = pytest.mark.integration
@@ -41,6 +41,7 @@ def _copy_paths(paths: list[dict[str, Any]] | None) -> list[dict[str, Any]] | No
 def test_every_page_gets_pymupdf4llms_column_boxes(
     pdf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require_shared_data()
     mismatches: list[int] = []
 
     def both(page: pymupdf.Page, **options: Any) -> list[pymupdf.Rect]:
@@ -62,6 +63,7 @@ def test_every_page_gets_pymupdf4llms_column_boxes(
 @pytest.mark.parametrize("pdf", [PAPERS[0], FILING], ids=lambda p: Path(p).name)
 def test_page_text_is_unchanged(pdf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Columns, text lines, table characters and table cells all take the faster paths."""
+    require_shared_data()
     with pymupdf.open(pdf) as doc:
         with reference_conversion(monkeypatch):
             expected = parse._markdown_pages(doc, layout=False)
