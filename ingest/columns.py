@@ -271,9 +271,9 @@ def merge_alone(blocks: list[Box], background: Backgrounds) -> list[Box]:
                     continue
                 if background(first) != background(other):
                     continue
-                if meets_only(first.union(other), {first.key, other.key}, pending, done):
-                    first = first.union(other)
-                    pending[0] = first
+                grown = first.union(other)
+                if meets_only(grown, {first.key, other.key}, pending, done):
+                    first = pending[0] = grown
                     del pending[i]
                     repeat = True
         done.append(first)

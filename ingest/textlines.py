@@ -18,6 +18,7 @@ dictionary is extracted once; ``extract_cells`` only reads it, so it is shared a
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pymupdf
@@ -29,33 +30,39 @@ TEXT_BLOCK = 0
 
 
 class _LastPage(threading.local):
-    """The text page last extracted in this thread and its text blocks (pymupdf4llm converts
-    pages one after another, so one entry is all the reuse there is)."""
+    """What was last extracted in this thread, by kind: the text page and the result
+    (pymupdf4llm converts pages one after another, so one page is all the reuse there is)."""
 
-    textpage: pymupdf.TextPage | None = None
-    blocks: list[dict[str, Any]] | None = None
-    chars_textpage: pymupdf.TextPage | None = None
-    chars: dict[str, Any] | None = None
+    def __init__(self) -> None:
+        self.extracted: dict[str, tuple[pymupdf.TextPage, Any]] = {}
+
+    def once(self, kind: str, textpage: pymupdf.TextPage, extract: Callable[[], Any]) -> Any:
+        """``extract()`` for this text page, run once per page and kind."""
+        last = self.extracted.get(kind)
+        if last is None or last[0] is not textpage:
+            last = self.extracted[kind] = (textpage, extract())
+        return last[1]
 
 
 _LAST = _LastPage()
+
+
+def _text_blocks_of(textpage: pymupdf.TextPage) -> list[dict[str, Any]]:
+    return [
+        block
+        for block in textpage.extractDICT()["blocks"]
+        if block["type"] == TEXT_BLOCK and not bbox_is_empty(block["bbox"])
+    ]
 
 
 def text_blocks(textpage: pymupdf.TextPage, clip: Any) -> list[dict[str, Any]]:
     """The non-empty text blocks of ``textpage`` (as ``get_raw_lines`` selects them), extracted
     once. The spans of lines that reach into ``clip`` are copies the caller may change; blocks
     and lines outside it, which ``get_raw_lines`` skips unread, are shared."""
-    if _LAST.textpage is not textpage or _LAST.blocks is None:
-        _LAST.textpage = textpage
-        _LAST.blocks = [
-            block
-            for block in textpage.extractDICT()["blocks"]
-            if block["type"] == TEXT_BLOCK and not bbox_is_empty(block["bbox"])
-        ]
+    blocks = _LAST.once("blocks", textpage, lambda: _text_blocks_of(textpage))
     area = textpage.rect if clip is None else clip
     return [
-        block if are_disjoint(block["bbox"], area) else _copy_block(block, area)
-        for block in _LAST.blocks
+        block if are_disjoint(block["bbox"], area) else _copy_block(block, area) for block in blocks
     ]
 
 
@@ -111,10 +118,8 @@ def page_characters(textpage: pymupdf.TextPage) -> dict[str, Any]:
     """The text page's character dictionary (``extractRAWDICT``), extracted once per page and
     thread and shared: its readers (the table finder's character records, the cells' text) do
     not change it."""
-    if _LAST.chars_textpage is not textpage or _LAST.chars is None:
-        _LAST.chars_textpage = textpage
-        _LAST.chars = textpage.extractRAWDICT()
-    return _LAST.chars
+    chars: dict[str, Any] = _LAST.once("chars", textpage, textpage.extractRAWDICT)
+    return chars
 
 
 def table_cell_text(textpage: pymupdf.TextPage, cell: Any, markdown: bool = False) -> str:

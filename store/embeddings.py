@@ -165,7 +165,9 @@ def ensure_minilm_onnx(cache_dir: Path) -> Path:
     from store.minilm_onnx import convert_minilm  # onnx takes a second to import
 
     target = Path(cache_dir).expanduser() / _MINILM_DIR_NAME
-    return _publish_dir(target, convert_minilm, marker="model.onnx")
+    return _publish_dir(
+        target, lambda dest: convert_minilm(packaged_model_dir(), dest), marker="model.onnx"
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -224,11 +224,8 @@ def _write_tokenizer_files(source: Path, dest: Path) -> None:
         (dest / "tokenizer_config.json").write_text(json.dumps(tok_config, indent=2))
 
 
-def convert_minilm(dest: Path) -> None:
+def convert_minilm(source: Path, dest: Path) -> None:
     """Convert the packaged safetensors into `dest/model.onnx` and copy the tokenizer files."""
-    from store.embeddings import packaged_model_dir
-
-    source = packaged_model_dir()
     cfg = json.loads((source / "config.json").read_text())
     model = _build_bert_onnx(_load_bert_weights(source), cfg)
     onnx.save_model(model, str(dest / "model.onnx"))
