@@ -7,7 +7,7 @@ On pages with many blocks that is most of the conversion (mooney05.pdf: 14 of 19
 seconds). ``column_boxes`` below takes the same steps in the same order on a slotted box of
 four floats and returns the same boxes as ``pymupdf.Rect`` (``ingest.parse`` has pymupdf4llm
 use it). The page text is what pymupdf4llm's own function gives (compared page by page in
-``tests/integration/test_columns.py``).
+``tests/integration/test_columns_on_pdfs.py``).
 
 Three details are kept on purpose, because they shape the output:
 
