@@ -8,9 +8,9 @@ that returned the entry (NaN where it did not). Fusion and gating live in ``tool
 The queries return point ids and scores only. Reading a point's payload costs Qdrant about as
 much as the search itself (the whole payload is read and decoded, whatever fields are asked
 for), and turning 2 × 256 full payloads into Python objects took most of a query's time. So the
-engine keeps a map from point id to (doc id, node id) of every committed entry, derived from the
-document entries' ``section_ids`` (one scroll of two fields per index version), and asks the
-index only for ids it lacks. What a result shows (``PAYLOAD_FIELDS``: title,
+engine resolves ids through the entry map (``store.entry_map``: point id → (doc id, node id) of
+every committed entry, kept on disk per index version) and asks the index only for ids it
+lacks. What a result shows (``PAYLOAD_FIELDS``: title,
 authors, venue, section titles and pages…) is retrieved by point id afterwards, for the few
 documents and sections returned (``describe``).
 
@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 from qdrant_client import models
 
+from store.entry_map import EntryMap, EntryRef, entry_key, map_path, remove_other_versions
 from store.index import COMMITTED, DENSE, SPARSE, Client, point_id
 from store.snapshot import BoolArray, FloatArray, IntArray, SparseQuery, scroll_points
 
@@ -56,8 +57,6 @@ PAYLOAD_FIELDS = [
 ]
 RANKING_FIELDS = ["doc_id", "entry_type", "node_id"]
 """What fusion reads of a candidate: its document, and its section (node ids order ties)."""
-EntryRef = tuple[str, str | None]
-"""(doc id, node id) of an index entry; the node id is ``None`` for the document entry."""
 
 
 # -- values exchanged with the search layer ------------------------------------------------------
@@ -220,11 +219,6 @@ def _contains(column: NDArray[np.str_], needle: str) -> BoolArray:
     return np.asarray(np.strings.find(column, text) >= 0)
 
 
-def _entry_key(node_id: str | None) -> str:
-    """The entry key behind a point id (``store.entries``)."""
-    return "document" if node_id is None else f"section:{node_id}"
-
-
 def _row_key(ref: EntryRef) -> tuple[str, int, str]:
     """Rows grouped by document, its document entry first, then sections in tree order."""
     doc_id, node = ref
@@ -245,9 +239,13 @@ class SearchEngine:
     client: Client
     collection: str
     version: str = ""
+    map_file: Path | None = None
+    """Where the entry map of this version is kept (None: derived in memory only)."""
     name: str = field(default="qdrant", init=False)
     _table: _DocumentTable | None = field(default=None, init=False, repr=False)
-    _entries: dict[str, EntryRef] | None = field(default=None, init=False, repr=False)
+    _map: EntryMap | None = field(default=None, init=False, repr=False)
+    _map_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _learned: dict[str, EntryRef] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def table(self) -> _DocumentTable:
@@ -263,20 +261,34 @@ class SearchEngine:
             self._table = _DocumentTable(infos)
         return self._table
 
-    def _entry_map(self) -> dict[str, EntryRef]:
-        """Point id → (doc id, node id) of every committed entry, from the document entries'
-        ``section_ids`` (scrolled once per index version, two fields only: this scroll is part
-        of the first query's time)."""
-        if self._entries is None:
-            entries: dict[str, EntryRef] = {}
-            if self.client.collection_exists(self.collection):
-                for point in scroll_points(
-                    self.client, self.collection, _DOCUMENTS, False, ["doc_id", "section_ids"]
-                ):
-                    payload = point.payload or {}
-                    entries.update(_document_entries(str(payload["doc_id"]), payload))
-            self._entries = entries
-        return self._entries
+    @property
+    def entry_map(self) -> EntryMap:
+        """The entry map of this index version: the saved one, or derived from the document
+        entries' ``section_ids`` (one scroll of two fields) and saved for the next process;
+        once per engine, however many threads ask at the same time."""
+        with self._map_lock:
+            if self._map is None:
+                saved = EntryMap.load(self.map_file) if self.map_file is not None else None
+                self._map = saved if saved is not None else self._derive_map()
+            return self._map
+
+    def _derive_map(self) -> EntryMap:
+        documents: list[tuple[str, list[str]]] = []
+        if self.client.collection_exists(self.collection):
+            for point in scroll_points(
+                self.client, self.collection, _DOCUMENTS, False, ["doc_id", "section_ids"]
+            ):
+                payload = point.payload or {}
+                sections = [str(n) for n in payload.get("section_ids") or ()]
+                documents.append((str(payload["doc_id"]), sections))
+        derived = EntryMap.derive(documents)
+        if self.map_file is not None:
+            try:
+                derived.save(self.map_file)
+                remove_other_versions(self.map_file)
+            except OSError as exc:
+                LOG.warning("could not keep the entry map in %s: %s", self.map_file, exc)
+        return derived
 
     def corpus_size(self) -> int:
         """Number of committed documents (a count, so no table is loaded for it)."""
@@ -289,13 +301,14 @@ class SearchEngine:
         return self.table.matching(filters)
 
     def query_filter(self, filters: SearchFilters) -> models.Filter | None:
-        """The Qdrant filter for ``filters``; ``None`` when no document can match."""
-        must: list[models.Condition] = [
-            _match("committed", COMMITTED),
-            models.FieldCondition(
-                key="entry_type", match=models.MatchAny(any=list(filters.entry_types))
-            ),
-        ]
+        """The Qdrant filter for ``filters``; ``None`` when no document can match. Every entry
+        is a document or a section entry, so the entry type is a condition only when one of
+        them is left out (a condition that keeps every point still costs each visited point a
+        lookup: about a millisecond of a 10,000-document query)."""
+        must: list[models.Condition] = [_match("committed", COMMITTED)]
+        if set(filters.entry_types) != set(ENTRY_TYPES):
+            types = list(filters.entry_types)
+            must.append(models.FieldCondition(key="entry_type", match=models.MatchAny(any=types)))
         if filters.has_year:
             rng = models.Range(gte=filters.year_min, lte=filters.year_max)
             must.append(models.FieldCondition(key="year", range=rng))
@@ -343,21 +356,31 @@ class SearchEngine:
     def entry_refs(self, ids: Iterable[str]) -> dict[str, EntryRef]:
         """(doc id, node id) of each point id: from the entry map, and for ids it lacks (an
         entry without ``section_ids``), from their payloads."""
-        entries = self._entry_map()
-        missing = [i for i in ids if i not in entries]
+        wanted = list(ids)
+        refs = self.entry_map.refs(wanted)
+        missing = []
+        for i in wanted:
+            if i in refs:
+                continue
+            if i in self._learned:
+                refs[i] = self._learned[i]
+            else:
+                missing.append(i)
         if missing:
             LOG.debug("reading the payloads of %d entries missing from the entry map", len(missing))
             for record in self.client.retrieve(
                 self.collection, missing, with_payload=RANKING_FIELDS
             ):
-                entries[str(record.id)] = _entry_ref(record.payload or {})
-        return entries
+                refs[str(record.id)] = self._learned[str(record.id)] = _entry_ref(
+                    record.payload or {}
+                )
+        return refs
 
     def describe(self, doc_ids: Sequence[str], sections: Sequence[tuple[str, str]]) -> Descriptions:
         """The shown fields of these documents and (doc id, node id) sections, in one retrieval
         by point id; an entry removed since the query is simply absent."""
         wanted = [(doc_id, None) for doc_id in doc_ids] + list(sections)
-        ids = [point_id(doc_id, _entry_key(node)) for doc_id, node in wanted]
+        ids = [point_id(doc_id, entry_key(node)) for doc_id, node in wanted]
         if not ids:
             return Descriptions({}, {})
         records = self.client.retrieve(self.collection, ids, with_payload=PAYLOAD_FIELDS)
@@ -397,12 +420,6 @@ def _entry_ref(payload: dict[str, Any]) -> EntryRef:
     return str(payload["doc_id"]), str(node or "") if is_section else None
 
 
-def _document_entries(doc_id: str, payload: dict[str, Any]) -> dict[str, EntryRef]:
-    """Point id → entry of a document's entry and of its sections (``store.entries``)."""
-    nodes: list[str | None] = [None, *(str(n) for n in payload.get("section_ids") or ())]
-    return {point_id(doc_id, _entry_key(node)): (doc_id, node) for node in nodes}
-
-
 def _candidates_from(entries: list[tuple[EntryRef, float, float]]) -> Candidates:
     """Candidates from ((doc id, node id), dense, bm25) triples, grouped by document."""
     if not entries:
@@ -440,7 +457,8 @@ def engine_for(catalog: Any) -> SearchEngine:
         cached = _CACHE.get(key)
         if cached is not None and cached.version == version and cached.client is client:
             return cached
-        engine = SearchEngine(client, index.collection, version)
+        kept = map_path(key[0], index.collection, version) if version else None
+        engine = SearchEngine(client, index.collection, version, kept)
         _CACHE[key] = engine
         return engine
 

@@ -206,7 +206,12 @@ class IndexSettings(BaseModel):
         "in the library folder.",
     )
     qdrant_api_key: str | None = Field(default=None, description="Qdrant API key.")
-    collection: str = Field(default="vectree_structure", description="Collection name.")
+    collection: str = Field(
+        default="vectree_structure",
+        pattern=r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,254}$",
+        description="Collection name (VECTREE_COLLECTION): letters, digits, '_', '-' and '.'; "
+        "it also names folders in the library (the embedded shard, the entry map).",
+    )
     embedding_model: str = Field(
         default=DEFAULT_EMBEDDING_MODEL, description="fastembed dense model (VECTREE_EMBEDDING)."
     )

@@ -57,6 +57,7 @@ MARKDOWN = re.compile(r"(^#+\s*|\*\*|__|(?<!\w)_|_(?!\w)|`|^\s*[-*>]\s+|\|)", re
 HTML_TAG = re.compile(r"<sup>.*?</sup>|<[^>]{1,40}>")
 MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 HYPHEN_BREAK = re.compile(
+    r"(?<![^\W_])"  # from a word's start only: a match inside a word would start at its start
     r"(?P<head>[^\W_]+(?:-[^\W_]+)*)-[*_]*[ \t]*\n(?:[ \t]*\n)*[ \t]*[*_]*(?P<tail>[^\W_]+)"
 )
 COMPOUND_HEADS = frozenset(
@@ -199,7 +200,10 @@ def clean_text(text: str) -> str:
 
 
 def undo_hyphenation(text: str) -> str:
-    """Join words hyphenated at a line end, keeping real hyphens (rule in the module doc)."""
+    """Join words hyphenated at a line end, keeping real hyphens (rule in the module doc).
+    Most texts cleaned are single lines, which the pattern cannot match."""
+    if "\n" not in text or "-" not in text:
+        return text
     return HYPHEN_BREAK.sub(_join_hyphenated, text)
 
 

@@ -7,6 +7,7 @@ import math
 import random
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from qdrant_client import QdrantClient, models
 
 from store.edge import EdgeClient
+from store.entry_map import EntryMap
 from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id
 from store.library import Library
 from store.search_engine import (
@@ -493,6 +495,75 @@ def test_entry_refs_read_payloads_only_for_entries_the_document_table_does_not_l
     )
     engine.entry_refs([unlisted])
     assert len(asked) == 1
+
+
+def test_the_entry_map_is_kept_per_index_version_and_read_by_the_next_engine(
+    edge: EdgeClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = tmp_path / "entry-map" / COLLECTION / "v1.npz"
+    first = SearchEngine(edge, COLLECTION, "v1", kept)
+    ids = [point_id("d01", "section:0002"), point_id("d04", "document")]
+    assert first.entry_refs(ids) == {ids[0]: ("d01", "0002"), ids[1]: ("d04", None)}
+    assert kept.is_file()
+
+    def no_scroll(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the kept map must be read, not derived again")
+
+    monkeypatch.setattr(edge, "scroll", no_scroll)
+    second = SearchEngine(edge, COLLECTION, "v1", kept)
+    assert second.entry_refs(ids) == first.entry_refs(ids)
+    assert len(second.entry_map) == len(first.entry_map) == 8 * 4 + 4  # d03, d06, d09: no sections
+    monkeypatch.undo()
+    newer = tmp_path / "entry-map" / COLLECTION / "v2.npz"
+    SearchEngine(edge, COLLECTION, "v2", newer).entry_refs(ids)
+    assert sorted(p.name for p in newer.parent.iterdir()) == ["v2.npz"]
+
+
+def test_an_unreadable_entry_map_is_derived_again(edge: EdgeClient, tmp_path: Path) -> None:
+    kept = tmp_path / "v1.npz"
+    kept.write_bytes(b"not a map")
+    engine = SearchEngine(edge, COLLECTION, "v1", kept)
+    entry = point_id("d07", "section:0001")
+    assert engine.entry_refs([entry]) == {entry: ("d07", "0001")}
+    assert EntryMap.load(kept) is not None
+
+
+def test_the_entry_map_resolves_ids_whose_high_halves_collide() -> None:
+    derived = EntryMap.derive([("a", ["0001", "0002"]), ("b", [])])
+    ids = [point_id("a", "document"), point_id("a", "section:0002"), point_id("b", "document")]
+    same_high = replace(derived, hi=np.zeros_like(derived.hi))
+    order = np.argsort(same_high.lo)
+    same_high = replace(
+        same_high,
+        lo=same_high.lo[order],
+        doc=same_high.doc[order],
+        node=same_high.node[order],
+    )
+    zeroed = [f"00000000-0000-0000-{i[19:]}" for i in ids]
+    assert same_high.refs(zeroed) == {
+        zeroed[0]: ("a", None),
+        zeroed[1]: ("a", "0002"),
+        zeroed[2]: ("b", None),
+    }
+    unknown = str(uuid.uuid4())
+    assert derived.refs([*ids, unknown]) == {
+        ids[0]: ("a", None),
+        ids[1]: ("a", "0002"),
+        ids[2]: ("b", None),
+    }
+
+
+NO_TERMS = SparseQuery(np.array([], np.int64), np.array([], np.float32))
+
+
+@pytest.mark.parametrize("types", [("section",), ("document",)])
+def test_an_entry_type_filter_keeps_only_that_type(edge: EdgeClient, types: tuple[str]) -> None:
+    engine = SearchEngine(edge, COLLECTION)
+    found = engine.candidates(
+        np.ones(DIM, np.float32), NO_TERMS, SearchFilters(entry_types=types), 100
+    )
+    assert len(found) > 0
+    assert {"section" if node else "document" for node in found.node_ids} == set(types)
 
 
 def test_describe_gives_the_fields_the_documents_and_sections_show(edge: EdgeClient) -> None:
