@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from pydantic.dataclasses import dataclass as settings_dataclass
 
 if TYPE_CHECKING:
@@ -27,6 +27,10 @@ DEFAULT_PARSER = "pymupdf4llm"
 
 
 # -- reading the environment (nowhere else) --------------------------------------------------------
+class SettingsError(ValueError):
+    """An environment variable holds a value that cannot be used; the message names it."""
+
+
 def _env(name: str, default: str | None = None) -> str | None:
     """Read an environment variable, treating an empty value as unset."""
     value = os.environ.get(name, "").strip()
@@ -40,8 +44,19 @@ def _env_float(name: str, default: float) -> float:
         return default
     try:
         return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    except ValueError:
+        raise SettingsError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _env_int(name: str, default: int) -> int:
+    """A whole number from the environment; a value that is not one names the variable."""
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a whole number, got {raw!r}") from None
 
 
 def _env_flag(name: str, default: bool) -> bool:
@@ -191,7 +206,7 @@ def embedding_threads() -> int:
     """
     value = _env("VECTREE_EMBED_THREADS", "1") or "1"
     if not value.isdigit() or int(value) < 1:
-        raise ValueError(
+        raise SettingsError(
             f"VECTREE_EMBED_THREADS must be a whole number of at least 1, not {value!r}"
         )
     return int(value)
@@ -248,18 +263,44 @@ class IndexSettings(BaseModel):
         VECTREE_MODEL_CACHE / VECTREE_SEARCH_THREADS / VECTREE_INDEX_WAIT /
         VECTREE_SEARCH_DEPTH / VECTREE_WRITE_WAIT."""
         defaults = cls()
-        return cls(
-            qdrant_url=_env("QDRANT_URL"),
-            qdrant_api_key=_env("QDRANT_API_KEY"),
-            collection=_env("VECTREE_COLLECTION", "vectree_structure") or "vectree_structure",
-            embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
-            or DEFAULT_EMBEDDING_MODEL,
-            model_cache=_env_path("VECTREE_MODEL_CACHE"),
-            search_threads=int(_env("VECTREE_SEARCH_THREADS", str(defaults.search_threads)) or "1"),
-            index_wait_s=_env_float("VECTREE_INDEX_WAIT", defaults.index_wait_s),
-            search_depth=int(_env("VECTREE_SEARCH_DEPTH", "256") or "256"),
-            write_wait_s=_env_float("VECTREE_WRITE_WAIT", 60.0),
-        )
+        try:
+            return cls(
+                qdrant_url=_env("QDRANT_URL"),
+                qdrant_api_key=_env("QDRANT_API_KEY"),
+                collection=_env("VECTREE_COLLECTION", defaults.collection) or defaults.collection,
+                embedding_model=_env("VECTREE_EMBEDDING", DEFAULT_EMBEDDING_MODEL)
+                or DEFAULT_EMBEDDING_MODEL,
+                model_cache=_env_path("VECTREE_MODEL_CACHE"),
+                search_threads=_env_int("VECTREE_SEARCH_THREADS", defaults.search_threads),
+                index_wait_s=_env_float("VECTREE_INDEX_WAIT", defaults.index_wait_s),
+                search_depth=_env_int("VECTREE_SEARCH_DEPTH", defaults.search_depth),
+                write_wait_s=_env_float("VECTREE_WRITE_WAIT", defaults.write_wait_s),
+            )
+        except ValidationError as exc:
+            raise SettingsError(_invalid(exc, INDEX_VARIABLES)) from None
+
+
+INDEX_VARIABLES = {
+    "qdrant_url": "QDRANT_URL",
+    "qdrant_api_key": "QDRANT_API_KEY",
+    "collection": "VECTREE_COLLECTION",
+    "embedding_model": "VECTREE_EMBEDDING",
+    "model_cache": "VECTREE_MODEL_CACHE",
+    "search_threads": "VECTREE_SEARCH_THREADS",
+    "index_wait_s": "VECTREE_INDEX_WAIT",
+    "search_depth": "VECTREE_SEARCH_DEPTH",
+    "write_wait_s": "VECTREE_WRITE_WAIT",
+}
+"""The environment variable behind each ``IndexSettings`` field (for error messages)."""
+
+
+def _invalid(exc: ValidationError, variables: dict[str, str]) -> str:
+    """One line naming each variable whose value was refused, and why."""
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else ""
+        problems.append(f"{variables.get(name, name)}: {error['msg']} (got {error['input']!r})")
+    return "; ".join(problems)
 
 
 # -- the relevance gates of document search --------------------------------------------------------

@@ -26,6 +26,7 @@ from ingest.pipeline import default_workers
 from store.catalog import close_catalogs
 from store.library import DamagedFile
 from store.locks import LibraryBusyError, name_process
+from store.settings import SettingsError
 from store.types import InvalidDocId
 
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
@@ -214,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         DamagedFile,
         LibraryBusyError,
         RunFailedError,
+        SettingsError,
     ) as exc:
         return report_error(args, str(exc))
     except KeyboardInterrupt:

@@ -166,3 +166,17 @@ def test_remove_and_tree_name_documents_only_by_id_or_a_long_prefix(
         assert err.startswith("error: ") and expected in err and "\n" not in err
     assert (library / "docs" / DOC / "document.json").is_file()  # nothing was removed
     assert main(["--library", str(library), "tree", DOC[:6], "--json"]) == 0
+
+
+def test_the_cli_names_a_refused_setting_in_one_line(
+    library: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from graph.cli import main
+
+    monkeypatch.setenv("VECTREE_COLLECTION", "../../elsewhere")
+    assert main(["--library", str(library), "search", "parsing"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: VECTREE_COLLECTION") and "\n" not in err
+    assert not (library.parent / "elsewhere").exists()

@@ -189,3 +189,32 @@ def test_embedding_threads_default_to_one_and_refuse_nonsense(
         monkeypatch.setenv("VECTREE_EMBED_THREADS", bad)
         with pytest.raises(ValueError, match="VECTREE_EMBED_THREADS"):
             embedding_threads()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("VECTREE_COLLECTION", "../elsewhere", "should match pattern"),
+        ("VECTREE_COLLECTION", "a/b", "should match pattern"),
+        ("VECTREE_SEARCH_DEPTH", "0", "greater than or equal to 1"),
+        ("VECTREE_SEARCH_DEPTH", "deep", "whole number"),
+        ("VECTREE_SEARCH_THREADS", "1.5", "whole number"),
+        ("VECTREE_INDEX_WAIT", "soon", "a number"),
+    ],
+)
+def test_index_settings_name_the_variable_they_refuse(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str
+) -> None:
+    from store.settings import IndexSettings, SettingsError
+
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError, match=variable) as refused:
+        IndexSettings.from_env()
+    assert said in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_collection_named_like_a_folder_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.settings import IndexSettings
+
+    monkeypatch.setenv("VECTREE_COLLECTION", "papers-2024.v2")
+    assert IndexSettings.from_env().collection == "papers-2024.v2"
