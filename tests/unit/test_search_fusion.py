@@ -625,6 +625,7 @@ def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> Non
     assert engine_for(catalog) is first
     client.set_payload(COLLECTION, {"committed": 1}, points=models.Filter())
     assert engine_for(catalog) is first  # no bump: the same engine (its table is kept)
+    assert first.corpus_size() == 4  # counted once per index version, not per search
     library.bump_index_version()
     second = engine_for(catalog)
     assert second is not first and second.corpus_size() == 6
