@@ -244,7 +244,7 @@ class SearchEngine:
     name: str = field(default="qdrant", init=False)
     _table: _DocumentTable | None = field(default=None, init=False, repr=False)
     _map: EntryMap | None = field(default=None, init=False, repr=False)
-    _size: int | None = field(default=None, init=False, repr=False)
+    _committed_docs: int | None = field(default=None, init=False, repr=False)
     _map_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _learned: dict[str, EntryRef] = field(default_factory=dict, init=False, repr=False)
 
@@ -295,13 +295,13 @@ class SearchEngine:
         """Number of committed documents: counted once per index version (no table is loaded
         for it), since an exact count under the committed filter costs every search about
         18 ms at 100,000 documents and only a commit or a removal changes it."""
-        if self._size is None:
-            self._size = (
+        if self._committed_docs is None:
+            self._committed_docs = (
                 int(self.client.count(self.collection, count_filter=_DOCUMENTS).count)
                 if self.client.collection_exists(self.collection)
                 else 0
             )
-        return self._size
+        return self._committed_docs
 
     def documents(self, filters: SearchFilters) -> list[DocumentInfo]:
         """Every committed document matching the filters (for browsing), unordered."""
