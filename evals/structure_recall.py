@@ -1,18 +1,25 @@
 """How well the structure sources recover the authors' own outlines (bookmarks).
 
-Every development PDF with a reference outline in ``reference-trees/author-outlines`` (the PDF
-itself is looked up by its ``source_pdf`` name under ``pdfs/`` and ``financebench/pdfs/``) is
-ingested into a scratch library with the chosen ``--structure`` mode, and every reference entry
-is looked up among the tree's nodes by title. With ``--ignore-outline`` the ingestion behaves as
-if the PDF had no bookmarks, so the other sources (printed contents, headings, LLM) are measured
-against the bookmarks they cannot see. Reported per document: reference entries, title recall
-(share of reference titles found), exact start-page accuracy (share of reference entries found
-with the same start page), the structure method actually used, and seconds. The OVERALL row is
-the micro average over all reference entries (sum found / sum entries) plus the lowest
-per-document recall.
+Every development PDF with bookmarks (``evals.outlined``: the earlier reference outlines and the
+20 long documents of ``outlined/``) is parsed and given a section tree by the same steps as
+ingestion (structure, verification, tree, splitting; offline), and every bookmark is looked up
+among the tree's nodes by title. With ``--ignore-outline`` the bookmarks are hidden from the
+structure sources, so the printed contents, the heading model and the LLM are measured against
+bookmarks they cannot see.
 
-    python -m evals.structure_recall --data ../shared/data --ignore-outline
-        [--structure auto|outline|toc|headings|llm] [--json]
+Reported per document: its kind and pages, bookmarks, title recall (share found), exact start
+page (share found at the bookmark's page), nesting (share of found bookmarks whose parent node
+is the node of their parent bookmark, top-level ones at the top), the method used, seconds.
+Summaries: micro (over bookmarks), macro (mean over documents), per kind, and the lowest recall
+among documents of 60 pages or more.
+
+``--folds`` measures generalisation leave-one-document-out: each document is also scored with a
+heading model trained on all the *other* documents (``evals.train_headings``), beside the
+shipped model trained on all of them. The left-out figure is the one that carries over to
+documents nobody trained on.
+
+    python -m evals.structure_recall --data ../shared/data --ignore-outline [--folds]
+        [--structure auto|outline|toc|headings|llm] [--only NAME ...] [--json]
 """
 
 from __future__ import annotations
@@ -23,68 +30,118 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import replace
+from collections import defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from ingest.context import STRUCTURE_MODES, IngestContext
-from ingest.graph import build_ingest_graph
-from ingest.numbering import clean_title, parse_numbering
-from store.catalog import close_catalogs
-from store.library import Library
-from store.types import TreeNode, walk
+from evals.outlined import OutlinedDocument, outlined_documents
+from ingest.context import STRUCTURE_MODES
+from ingest.heading_model import HeadingModel, candidates_from_scores
+from ingest.locate import mask_spans
+from ingest.numbering import clean_title, numbering_prefix
+from ingest.parse import ParsedPDF, parse_pdf
+from ingest.split import headings_within, split_oversized
+from ingest.structure import extract_structure
+from ingest.tree import build_tree, to_tree_nodes
+from ingest.verify import insert_abstract, verify_entries
+from store.types import HeadingCandidate, TreeNode
 
 WORD = re.compile(r"[^\W_]+")
-OUTLINE_FOLDER = Path("reference-trees") / "author-outlines"
-# Where the development PDFs live, relative to the data folder, searched in this order.
-PDF_FOLDERS = (Path("pdfs"), Path("financebench") / "pdfs")
+# Documents this long must each reach the per-document floor.
+LONG_DOCUMENT_PAGES = 60
 
 
 def title_key(title: str) -> str:
-    """Lower-case words of a title without its numbering prefix."""
+    """Lower-case words of a title without its numbering prefix ("2.1", "Item 7.", "NOTE 3 –")."""
     text = clean_title(title)
-    if parse_numbering(text) is not None and " " in text:
-        text = text.split(" ", 1)[1]
+    prefix = numbering_prefix(text)
+    if prefix and len(prefix) < len(text):
+        text = text[len(prefix) :]
     return " ".join(WORD.findall(text.lower()))
 
 
+def _indexed(tree: list[TreeNode]) -> list[tuple[TreeNode, TreeNode | None]]:
+    """Every node with its parent (None at the top), depth-first."""
+    out: list[tuple[TreeNode, TreeNode | None]] = []
+
+    def visit(nodes: list[TreeNode], parent: TreeNode | None) -> None:
+        for node in nodes:
+            out.append((node, parent))
+            visit(node["nodes"], node)
+
+    visit(tree, None)
+    return out
+
+
 def compare(reference: list[dict[str, Any]], tree: list[TreeNode]) -> dict[str, Any]:
-    """Title recall and exact start-page accuracy of ``tree`` against reference entries."""
-    nodes = walk(tree)
-    found = exact = 0
+    """Title recall, exact start pages and nesting of ``tree`` against reference entries."""
+    indexed = _indexed(tree)
+    by_key: dict[str, list[tuple[TreeNode, TreeNode | None]]] = defaultdict(list)
+    for node, parent in indexed:
+        by_key[title_key(node["title"])].append((node, parent))
+    found = exact = nested = 0
     misses: list[str] = []
-    for entry in reference:
-        key = title_key(entry["title"])
-        pages = [n["start_page"] for n in nodes if title_key(n["title"]) == key]
-        if not pages:
+    matched: list[tuple[TreeNode, TreeNode | None] | None] = []
+    parents: list[int | None] = []
+    stack: list[int] = []
+    for index, entry in enumerate(reference):
+        while stack and reference[stack[-1]]["level"] >= entry["level"]:
+            stack.pop()
+        parents.append(stack[-1] if stack else None)
+        stack.append(index)
+        hits = by_key.get(title_key(entry["title"]), [])
+        best = next((h for h in hits if h[0]["start_page"] == entry["start_page"]), None)
+        best = best or (hits[0] if hits else None)
+        matched.append(best)
+        if best is None:
             misses.append(entry["title"])
             continue
         found += 1
-        exact += int(entry["start_page"] in pages)
+        exact += int(best[0]["start_page"] == entry["start_page"])
+    for index, hit in enumerate(matched):
+        if hit is None:
+            continue
+        parent_index = parents[index]
+        parent_hit = matched[parent_index] if parent_index is not None else None
+        if parent_index is None:
+            nested += int(hit[1] is None)
+        elif parent_hit is not None and hit[1] is not None:
+            nested += int(hit[1]["node_id"] == parent_hit[0]["node_id"])
     total = len(reference) or 1
     return {
         "reference_entries": len(reference),
         "found": found,
         "exact_start_pages": exact,
+        "nested": nested,
         "title_recall": round(found / total, 3),
         "exact_start_page_accuracy": round(exact / total, 3),
+        "nesting": round(nested / found, 3) if found else None,
         "missed": misses,
     }
 
 
 def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Micro averages over every reference entry of every document, and the lowest recall.
+    """Micro averages over every reference entry, macro means over documents, the lowest recall
+    (of all documents, and of those of 60 pages or more).
 
     Each document result needs ``reference_entries``, ``found``, ``exact_start_pages`` and
-    ``title_recall`` (as :func:`compare` returns them); ``seconds`` is summed when present.
+    ``title_recall`` (as :func:`compare` returns them); ``nested``, ``pages`` and ``seconds``
+    are used when present.
     """
     entries = sum(int(r["reference_entries"]) for r in documents.values())
     found = sum(int(r["found"]) for r in documents.values())
     exact = sum(int(r["exact_start_pages"]) for r in documents.values())
+    nested = sum(int(r.get("nested", 0)) for r in documents.values())
     recalls = [float(r["title_recall"]) for r in documents.values()]
+    exacts = [float(r["exact_start_page_accuracy"]) for r in documents.values()]
+    long_recalls = [
+        float(r["title_recall"])
+        for r in documents.values()
+        if int(r.get("pages", 0)) >= LONG_DOCUMENT_PAGES
+    ]
     return {
         "documents": len(documents),
         "reference_entries": entries,
@@ -92,104 +149,180 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "exact_start_pages": exact,
         "title_recall": round(found / entries, 3) if entries else None,
         "exact_start_page_accuracy": round(exact / entries, 3) if entries else None,
+        "nesting": round(nested / found, 3) if found else None,
+        "macro_title_recall": round(sum(recalls) / len(recalls), 3) if recalls else None,
+        "macro_exact_start_page_accuracy": round(sum(exacts) / len(exacts), 3) if exacts else None,
         "min_title_recall": min(recalls) if recalls else None,
+        "min_title_recall_long": min(long_recalls) if long_recalls else None,
         "seconds": round(sum(float(r.get("seconds", 0.0)) for r in documents.values()), 1),
     }
 
 
-def reference_outlines(data_dir: Path) -> list[Path]:
-    """The reference outline files of the development data, sorted by name."""
-    return sorted((data_dir / OUTLINE_FOLDER).glob("*.outline.json"))
+def by_kind(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`overall` over the documents of each kind."""
+    kinds: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for name, result in documents.items():
+        kinds[str(result.get("kind", "?"))][name] = result
+    return {kind: overall(results) for kind, results in sorted(kinds.items())}
 
 
-def find_pdf(data_dir: Path, name: str) -> Path | None:
-    """The development PDF called ``name``, from the first PDF folder that has it."""
-    for folder in PDF_FOLDERS:
-        candidate = data_dir / folder / name
-        if candidate.is_file():
-            return candidate
-    return None
+def document_tree(
+    parsed: ParsedPDF, structure: str, ignore_outline: bool
+) -> tuple[list[TreeNode], str]:
+    """The section tree ingestion builds from a parsed PDF (offline: no LLM), and its method.
+
+    The same steps, in the same order, as the ``structure``, ``verify``, ``tree`` and ``split``
+    nodes of the ingest graph (``tests/integration`` checks that both give the same tree).
+    """
+    pages, candidates = parsed["pages"], parsed["candidates"]
+    outline = [] if ignore_outline else parsed["outline"]
+    found = extract_structure(structure, pages, outline, candidates, None, parsed["layout"])
+    body = mask_spans(pages, found.listing_spans)
+    entries, _ = verify_entries(found.entries, body, found.method)
+    entries = insert_abstract(entries, pages)
+    roots = build_tree(entries, len(pages))
+    split_oversized(roots, pages, headings_within(candidates))
+    return to_tree_nodes(roots), found.method
+
+
+def _scored(
+    document: OutlinedDocument,
+    parsed: ParsedPDF,
+    structure: str,
+    ignore_outline: bool,
+    candidates: list[HeadingCandidate],
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    tree, method = document_tree({**parsed, "candidates": candidates}, structure, ignore_outline)
+    result = compare(document.entries, tree)
+    seconds = round(time.perf_counter() - started, 2)
+    return {**result, "kind": document.kind, "pages": len(parsed["pages"]), "method": method,
+            "seconds": seconds}
+
+
+# Heading candidates of a held-out document from a model trained without it.
+FoldCandidates = Callable[[str], list[HeadingCandidate]]
 
 
 def evaluate(
     data_dir: Path,
     structure: str = "auto",
     ignore_outline: bool = False,
+    folds: bool = False,
+    only: list[str] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Ingest each outlined PDF into a scratch library and compare with its author outline.
+    """Score every outlined document; with ``folds`` also leave-one-document-out.
 
-    Returns ``{"documents": {pdf name: result}, "overall": ...}``. A document whose ingestion
-    fails counts with nothing found and carries its ``error``.
+    Returns ``{"documents": {name: result}, "overall": ..., "kinds": ...}`` and, with folds,
+    the same under ``"left_out"``. A document that cannot be parsed counts with nothing found
+    and carries its ``error``.
     """
-    references = [json.loads(path.read_text()) for path in reference_outlines(data_dir)]
-    if not references:
-        raise FileNotFoundError(f"no reference outlines in {data_dir / OUTLINE_FOLDER}")
-    found = {ref["source_pdf"]: find_pdf(data_dir, ref["source_pdf"]) for ref in references}
-    missing = sorted(name for name, path in found.items() if path is None)
-    if missing:
-        folders = ", ".join(str(data_dir / folder) for folder in PDF_FOLDERS)
-        raise FileNotFoundError(f"reference PDFs not found under {folders}: {', '.join(missing)}")
-    pdfs = {name: path for name, path in found.items() if path is not None}
-    # Built before any work so that a refused combination of options fails at once.
-    context = IngestContext(
-        library=str(data_dir), structure=structure, ignore_outline=ignore_outline
-    )
-    documents: dict[str, dict[str, Any]] = {}
-    graph = build_ingest_graph()
+    documents = outlined_documents(data_dir)
+    if only:
+        documents = [d for d in documents if d.name in only or Path(d.name).stem in only]
+    fold_candidates = _fold_candidates(data_dir, progress) if folds else None
+    fitted: dict[str, dict[str, Any]] = {}
+    left_out: dict[str, dict[str, Any]] = {}
+    bar = tqdm(documents, unit="doc", desc="structure", disable=not progress, file=sys.stderr)
     with tempfile.TemporaryDirectory() as scratch:
-        context = replace(context, library=scratch)
-        library = Library(Path(scratch))
-        bar = tqdm(references, unit="doc", desc="structure", disable=not progress, file=sys.stderr)
-        try:
-            for reference in bar:
-                name = reference["source_pdf"]
-                bar.set_postfix_str(name)
-                documents[name] = _measure(graph, library, context, pdfs[name], reference)
-        finally:
-            bar.close()
-            close_catalogs()
-    return {"documents": documents, "overall": overall(documents)}
+        for document in bar:
+            bar.set_postfix_str(document.name)
+            try:
+                parsed = parse_pdf(document.pdf, "pymupdf4llm", Path(scratch) / "images")
+            except Exception as exc:  # one unreadable PDF is reported, the others are scored
+                failed = {**compare(document.entries, []), "kind": document.kind,
+                          "pages": document.pages, "method": None, "error": str(exc)}
+                fitted[document.name] = left_out[document.name] = failed
+                continue
+            fitted[document.name] = _scored(
+                document, parsed, structure, ignore_outline, parsed["candidates"]
+            )
+            if fold_candidates is not None:
+                left_out[document.name] = _scored(
+                    document, parsed, structure, ignore_outline, fold_candidates(document.name)
+                )
+    bar.close()
+    results: dict[str, Any] = {
+        "documents": fitted,
+        "overall": overall(fitted),
+        "kinds": by_kind(fitted),
+    }
+    if folds:
+        results["left_out"] = {
+            "documents": left_out,
+            "overall": overall(left_out),
+            "kinds": by_kind(left_out),
+        }
+    return results
 
 
-def _measure(
-    graph: Any, library: Library, context: IngestContext, pdf: Path, reference: dict[str, Any]
-) -> dict[str, Any]:
-    """Ingest one PDF and compare its tree with the reference entries."""
-    started = time.perf_counter()
-    state = graph.invoke({"source": str(pdf.resolve())}, context=context)
-    seconds = round(time.perf_counter() - started, 1)
-    if state.get("status") in ("ingested", "present"):
-        doc_id = state["doc_id"]
-        result = compare(reference["entries"], library.tree(doc_id))
-        return {**result, "method": library.record(doc_id)["structure"], "seconds": seconds}
-    result = compare(reference["entries"], [])
-    error = state.get("error") or f"ingestion ended with status {state.get('status')!r}"
-    return {**result, "method": None, "seconds": seconds, "error": error}
+def _fold_candidates(data_dir: Path, progress: bool) -> FoldCandidates:
+    """Per document, the candidates of a model trained on every other document."""
+    from evals.train_headings import fit, load_training
+
+    training = load_training(data_dir, progress)
+
+    def candidates(name: str) -> list[HeadingCandidate]:
+        held_out = next(d for d in training if d.name == name)
+        model: HeadingModel = fit([d for d in training if d.name != name])
+        return candidates_from_scores(held_out.lines, model.probabilities(held_out.features))
+
+    return candidates
 
 
 def format_table(results: Mapping[str, Any]) -> str:
-    """The human-readable table: one row per document, misses indented, then OVERALL."""
-    lines = [
-        f"{'document':36} {'entries':>7} {'recall':>7} {'exact start':>11} "
-        f"{'method':>9} {'seconds':>8}"
-    ]
+    """One row per document (left-out columns with ``--folds``), misses, then the summaries."""
+    left = results.get("left_out")
+    header = (
+        f"{'document':40} {'kind':10} {'pages':>5} {'entries':>7} {'recall':>7} "
+        f"{'exact':>6} {'nest':>5} {'method':>8}"
+    )
+    if left:
+        header += f" {'LOO rec':>7} {'LOO ex':>6} {'LOO nst':>7}"
+    lines = [header]
     for name, r in results["documents"].items():
-        lines.append(
-            f"{name:36} {r['reference_entries']:>7} {r['title_recall']:>7.3f} "
-            f"{r['exact_start_page_accuracy']:>11.3f} {r['method'] or 'failed':>9} "
-            f"{r['seconds']:>8.1f}"
+        row = (
+            f"{name[:40]:40} {r.get('kind', '?'):10} {r.get('pages', 0):>5} "
+            f"{r['reference_entries']:>7} {r['title_recall']:>7.3f} "
+            f"{r['exact_start_page_accuracy']:>6.3f} {_rate(r.get('nesting')):>5} "
+            f"{r['method'] or 'failed':>8}"
         )
+        if left:
+            o = left["documents"][name]
+            row += (
+                f" {o['title_recall']:>7.3f} {o['exact_start_page_accuracy']:>6.3f} "
+                f"{_rate(o.get('nesting')):>7}"
+            )
+        lines.append(row)
         if r.get("error"):
             lines.append(f"    error: {r['error']}")
-        lines.extend(f"    missed: {miss}" for miss in r["missed"])
-    total = results["overall"]
-    lines.append(
-        f"{'OVERALL':36} {total['reference_entries']:>7} {_rate(total['title_recall']):>7} "
-        f"{_rate(total['exact_start_page_accuracy']):>11} {'':>9} {total['seconds']:>8.1f}"
-    )
-    lines.append(f"minimum per-document recall: {_rate(total['min_title_recall'])}")
+        misses = (left["documents"][name] if left else r)["missed"]
+        lines.extend(f"    missed: {miss}" for miss in misses)
+    lines.extend(_summary("fitted", results))
+    if left:
+        lines.extend(_summary("left out", left))
     return "\n".join(lines)
+
+
+def _summary(label: str, results: Mapping[str, Any]) -> list[str]:
+    total = results["overall"]
+    lines = [
+        f"{label.upper()}: micro recall {_rate(total['title_recall'])}, exact start "
+        f"{_rate(total['exact_start_page_accuracy'])}, nesting {_rate(total['nesting'])}; "
+        f"macro recall {_rate(total['macro_title_recall'])}, exact start "
+        f"{_rate(total['macro_exact_start_page_accuracy'])}; lowest recall "
+        f"{_rate(total['min_title_recall'])} (of documents >= {LONG_DOCUMENT_PAGES} pages: "
+        f"{_rate(total['min_title_recall_long'])}); {total['reference_entries']} bookmarks in "
+        f"{total['documents']} documents, {total['seconds']:.1f} s"
+    ]
+    for kind, summary in results.get("kinds", {}).items():
+        lines.append(
+            f"  {kind:10} recall {_rate(summary['title_recall'])} exact "
+            f"{_rate(summary['exact_start_page_accuracy'])} nesting {_rate(summary['nesting'])} "
+            f"({summary['documents']} documents, {summary['reference_entries']} bookmarks)"
+        )
+    return lines
 
 
 def _rate(value: float | None) -> str:
@@ -203,18 +336,27 @@ def main(argv: list[str] | None = None) -> int:
         "--structure",
         default="auto",
         choices=STRUCTURE_MODES,
-        help="structure source to ingest with (default auto)",
+        help="structure source to use (default auto; llm needs a configured model)",
     )
     parser.add_argument(
         "--ignore-outline",
         action="store_true",
         help="ignore PDF bookmarks (measure the other structure sources against them)",
     )
+    parser.add_argument(
+        "--folds",
+        action="store_true",
+        help="also score each document with a heading model trained without it (needs "
+        "scikit-learn: pip install -e '.[dev]')",
+    )
+    parser.add_argument("--only", nargs="+", help="score only these documents (file names)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     try:
-        results = evaluate(Path(args.data), args.structure, args.ignore_outline)
-    except (ValueError, FileNotFoundError) as exc:
+        results = evaluate(
+            Path(args.data), args.structure, args.ignore_outline, args.folds, args.only
+        )
+    except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:

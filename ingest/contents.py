@@ -380,10 +380,34 @@ class PageMap:
 
 
 def page_map(layout: PageLayout, entries: list[ContentsEntry], pages: list[str]) -> PageMap:
-    """Labels the PDF stores, else folios that agree with their neighbours; then the offset."""
-    labels = _consistent(layout["labels"]) or _consistent(layout["folios"])
-    offset = _best_offset(entries, pages, labels)
-    return PageMap(by_label=labels, offset=offset)
+    """Printed → physical pages from the labels the PDF stores, the folios printed in its
+    margins, or a plain offset: whichever places the most listed titles on their page.
+
+    Page labels are sometimes just the physical numbers while the printed folios restart after
+    the front matter; the titles themselves decide which source to trust (labels first, then
+    folios, when they place as many).
+    """
+    best: PageMap | None = None
+    best_hits = -1
+    for labels in (_consistent(layout["labels"]), _consistent(layout["folios"]), {}):
+        if best is not None and labels and labels == best.by_label:
+            continue
+        mapping = PageMap(by_label=labels, offset=_best_offset(entries, pages, labels))
+        hits = _placed_titles(entries, pages, mapping)
+        if hits > best_hits:
+            best, best_hits = mapping, hits
+    assert best is not None  # the loop always maps at least once
+    return best
+
+
+def _placed_titles(entries: list[ContentsEntry], pages: list[str], mapping: PageMap) -> int:
+    """How many listed titles ``mapping`` puts on a page that prints them."""
+    hits = 0
+    for entry in entries:
+        page = mapping.physical(entry.printed) if entry.printed else None
+        if page is not None and 1 <= page <= len(pages):
+            hits += find_title(entry.title, pages[page - 1]) is not None
+    return hits
 
 
 def _consistent(printed: list[str | None]) -> dict[str, int]:

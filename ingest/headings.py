@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ingest.locate import find_title, title_tokens
 from ingest.numbering import LevelAssigner, clean_title, parse_numbering
@@ -16,7 +17,10 @@ KNOWN_SECTIONS = re.compile(
 )
 NOISE = re.compile(
     r"^(arxiv:|figure\s+\d|fig\.\s*\d|table\s+\d|algorithm\s+\d|page\s+\d+|\d+$|https?://|"
-    r"(theorem|lemma|proof|remarks?|definition|corollary|proposition|example|note)\b)",
+    r"(theorem|lemma|proof|remarks?|definition|corollary|proposition|example)\b|"
+    # "Note:" and "Note 3" in a sentence, but not the numbered notes of financial statements
+    # ("Note 1 – Summary of Significant Accounting Policies", "NOTE 2. REVENUE").
+    r"note\b(?!\s+\d{1,2}\s*[-–—.:]?\s+[A-Z]))",
     re.IGNORECASE,
 )
 CONTENTS = re.compile(r"^(table of )?contents$", re.IGNORECASE)
@@ -25,6 +29,12 @@ DIGITS = re.compile(r"\d+")
 # Lines repeated on this share of pages (or this many pages) are running headers or footers.
 RUNNING_SHARE = 0.3
 RUNNING_MAX_PAGES = 8
+# Running headers and footers sit in the top or bottom tenth of the page.
+MARGIN = 0.1
+# A line the heading model scores at this or more is a heading (its own decision point).
+HEADING_THRESHOLD = 0.5
+# Unnumbered headings nest by font size at most this deep.
+MAX_SIZE_LEVELS = 3
 # Figures inside a line ("TOTAL 369", "12.1 %", "$ 5") mark a table row, not a heading.
 FIGURE = re.compile(r"[$%€£]|\d[\d,]*\.\d|\d{1,3}(,\d{3})+|(?<![\w-])\d+$")
 
@@ -44,25 +54,35 @@ def entries_from_headings(
     table_rows: dict[int, str] = {}
     kept = [c for c in kept if not _in_table(c, pages, table_rows)]
     kept = _drop_contents_pages(kept)
-    kept = _drop_front_matter(kept)
+    kept = _drop_title_page(kept)
     return _assign_levels(kept)
 
 
 def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[HeadingCandidate]:
-    """Remove captions, stamps, page numbers and running headers."""
+    """Remove captions, stamps, page numbers and running headers.
+
+    A text repeated on many pages is a running header or footer only where it is printed in
+    the page's margins; a heading repeated in the body ("Introduction" opening every chapter of
+    a manual) stays.
+    """
     pages_by_text: dict[str, set[int]] = {}
     for cand in candidates:
-        pages_by_text.setdefault(_running_key(cand["text"]), set()).add(cand["page"])
+        if _in_margin(cand):
+            pages_by_text.setdefault(running_key(cand["text"]), set()).add(cand["page"])
     threshold = max(3, min(int(total_pages * RUNNING_SHARE), RUNNING_MAX_PAGES))
     return [
         cand
         for cand in candidates
-        if _reads_like_title(cand["text"])
-        and len(pages_by_text[_running_key(cand["text"])]) < threshold
+        if reads_like_title(cand["text"])
+        and len(pages_by_text.get(running_key(cand["text"]), ())) < threshold
     ]
 
 
-def _running_key(text: str) -> str:
+def _in_margin(cand: HeadingCandidate) -> bool:
+    return not MARGIN <= cand["y_frac"] <= 1 - MARGIN
+
+
+def running_key(text: str) -> str:
     """Running headers and footers repeat with a changing page number ("2023 FORM 10-K 7")."""
     return DIGITS.sub("#", text.lower())
 
@@ -97,7 +117,7 @@ def _table_text(pages: list[str], page: int) -> str:
     return "\n".join(" ".join(title_tokens(row)) for row in rows)
 
 
-def _reads_like_title(text: str) -> bool:
+def reads_like_title(text: str) -> bool:
     """Reject figure labels, captions, theorem heads and fragments like "(current cost)"."""
     if NOISE.match(text) or not WORD.search(text) or text.endswith(":"):
         return False
@@ -145,10 +165,14 @@ def _is_anchor(cand: HeadingCandidate) -> bool:
     return numbered or bool(KNOWN_SECTIONS.match(title))
 
 
-def _drop_front_matter(candidates: list[HeadingCandidate]) -> list[HeadingCandidate]:
-    """Title-page lines (title, authors, agency banners) precede the first anchor heading."""
+def _drop_title_page(candidates: list[HeadingCandidate]) -> list[HeadingCandidate]:
+    """Title-page lines (title, authors, agency banners) before the first anchor heading.
+
+    Only the first page is a title page: a manual whose first numbered heading is on page 39
+    keeps the sections before it.
+    """
     for index, cand in enumerate(candidates):
-        if _is_anchor(cand):
+        if _is_anchor(cand) or cand["page"] > 1:
             return candidates[index:]
     return [cand for cand in candidates if cand["page"] > 1] or candidates
 
@@ -170,18 +194,24 @@ def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:
 
 
 def _size_levels(candidates: list[HeadingCandidate]) -> dict[float, int]:
-    """Typical font size of numbered headings at each level (first seen wins)."""
+    """Level of each heading font size: that of the numbered headings set in it (first seen
+    wins); without numbered headings, the rank of the size among those of two headings or more
+    (larger type, higher level), so an unnumbered book or report still nests."""
     assigner = LevelAssigner()
     sizes: dict[float, int] = {}
     for cand in candidates:
         numbering = parse_numbering(clean_title(cand["text"]))
         if numbering is not None:
             sizes.setdefault(round(cand["size"], 1), assigner.level(numbering))
-    return sizes
+    if sizes:
+        return sizes
+    counts = Counter(round(cand["size"] * 2) / 2 for cand in candidates)
+    shared = sorted((size for size, count in counts.items() if count >= 2), reverse=True)
+    return {size: min(rank, MAX_SIZE_LEVELS) for rank, size in enumerate(shared, start=1)}
 
 
 def _unnumbered_level(size: float, size_levels: dict[float, int]) -> int:
-    """Level of the numbered headings with the closest size; larger than all means top level."""
+    """Level of the headings with the closest size; larger than all means top level."""
     if not size_levels:
         return 1
     if size >= max(size_levels) - 0.3:

@@ -138,3 +138,17 @@ class LevelAssigner:
             return 2 if self._roman_open else 1
         base = int(self._roman_open) + int(self._letter_open)
         return base + numbering.depth
+
+
+def numbering_prefix(title: str) -> str:
+    """The numbering prefix of a heading as printed ("2.1 ", "Item 7. ", "NOTE 3 – "), or ""."""
+    if parse_numbering(title) is None:
+        return ""
+    for pattern in (
+        PART, ITEM, NOTE, CHAPTER, LOWER_LETTER, PAREN_NUMBER,
+        APPENDIX, LETTER_SUB, ROMAN, DOTTED_LETTER, BARE_LETTER, ARABIC,
+    ):
+        match = pattern.match(title)
+        if match:
+            return title[: match.start("rest")]
+    return ""

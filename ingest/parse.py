@@ -22,7 +22,7 @@ from ingest.errors import ParserUnavailableError
 from ingest.layout import PageLayout, page_layout
 from ingest.locate import normalize
 from ingest.pdf_checks import open_checked_pdf
-from ingest.typography import heading_candidates
+from ingest.heading_model import heading_candidates
 from store.settings import ParserSettings
 from store.types import HeadingCandidate, PageImage, SectionEntry
 

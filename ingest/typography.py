@@ -1,7 +1,10 @@
-"""Heading candidates from PDF typography: lines set larger or bolder than the body text.
+"""Text lines with their typography, read once from PyMuPDF's text dictionaries.
 
-pymupdf4llm's markdown only marks some headings with ``#``; the font sizes and weights PyMuPDF
-reports are a steadier signal, so the parse step records candidate lines for the headings method.
+pymupdf4llm's markdown only marks some headings with ``#``; the font sizes, weights and positions
+PyMuPDF reports are a steadier signal. Every line of the document becomes a :class:`Line`
+(short runs of one style merged, so a wrapped heading is one line); the heading model
+(``ingest.heading_model``) scores them, and the rule kept from before (:func:`looks_like_heading`)
+is one of its features.
 """
 
 from __future__ import annotations
@@ -11,20 +14,26 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from store.types import HeadingCandidate
-
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
 BOLD_FLAG = 16
+ITALIC_FLAG = 2
 # A line beside a cell of at most this many words is in a table row.
 TABLE_CELL_WORDS = 4
 # Under this share of long lines crossing the middle, a page is set in two columns.
 TWO_COLUMN_SHARE = 0.2
+# Runs of at most this many lines of one style are one line (a heading wrapped over lines).
+MAX_MERGED_LINES = 3
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\.b$|-b$", re.IGNORECASE)
+
+# One page as parse reads it: (1-based page number, PyMuPDF text dict, page height).
+PageText = tuple[int, dict[str, Any], float]
 
 
 @dataclass
-class _Line:
+class Line:
+    """One visual line (or a merged run of up to three same-style lines) and its typography."""
+
     page: int
     text: str
     size: float
@@ -34,53 +43,42 @@ class _Line:
     chars: int
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     in_table: bool = False
+    font: str = ""
+    italic: bool = False
+    merged: int = 1
+    page_width: float = 0.0
 
 
-def heading_candidates(pages: list[tuple[int, dict[str, Any], float]]) -> list[HeadingCandidate]:
-    """Lines whose size, weight or numbering suggests a heading, in reading order.
-
-    ``pages`` holds (page number, PyMuPDF text dict, page height) so that one text extraction
-    per page serves both this and the layout of the contents parser.
-    """
-    lines = [line for number, text, height in pages for line in _page_lines(number, text, height)]
-    body = _body_size(lines)
-    return [
-        HeadingCandidate(
-            page=line.page,
-            text=line.text,
-            size=round(line.size, 2),
-            bold=line.bold,
-            y_frac=round(line.y_frac, 3),
-        )
-        for line in lines
-        if _looks_like_heading(line, body)
-    ]
+def document_lines(pages: list[PageText]) -> list[Line]:
+    """Every non-empty line of the document in reading order (PyMuPDF's block order)."""
+    return [line for number, text, height in pages for line in page_lines(number, text, height)]
 
 
-def _page_lines(number: int, text: dict[str, Any], height: float) -> list[_Line]:
+def page_lines(number: int, text: dict[str, Any], height: float) -> list[Line]:
     """Lines of a page, with short same-style runs merged (wrapped or split headings).
 
     A heading often shares its text block with the paragraph it opens, so blocks are cut into
-    runs of consecutive lines of one style; a run of up to three lines becomes one candidate.
+    runs of consecutive lines of one style; a run of up to three lines becomes one line.
     """
     height = height or 1.0
-    out: list[_Line] = []
+    width = float(text.get("width") or 0.0)
+    out: list[Line] = []
     for block in text["blocks"]:
         if block.get("type") != 0:
             continue
-        lines = [_line_record(number, raw, height) for raw in block["lines"]]
+        lines = [_line_record(number, raw, height, width) for raw in block["lines"]]
         for run in _style_runs([line for line in lines if line.text]):
-            if len(run) <= 3:
+            if len(run) <= MAX_MERGED_LINES:
                 out.append(_merge(run))
                 continue
             for line in run:
                 line.block_lines = len(run)
             out.extend(run)
-    _mark_table_cells(out, float(text.get("width") or 0.0))
+    _mark_table_cells(out, width)
     return out
 
 
-def _mark_table_cells(lines: list[_Line], width: float) -> None:
+def _mark_table_cells(lines: list[Line], width: float) -> None:
     """Flag lines that share their row with short cells (numbers, column labels): a table.
 
     On a two-column page only lines in the same column count, so a heading level with the
@@ -105,34 +103,38 @@ def _mark_table_cells(lines: list[_Line], width: float) -> None:
                 other.in_table = True
 
 
-def _same_row(a: _Line, b: _Line) -> bool:
+def _same_row(a: Line, b: Line) -> bool:
     top, bottom = max(a.box[1], b.box[1]), min(a.box[3], b.box[3])
     return bottom - top >= 0.5 * min(a.box[3] - a.box[1], b.box[3] - b.box[1])
 
 
-def _overlap_x(a: _Line, b: _Line) -> bool:
+def _overlap_x(a: Line, b: Line) -> bool:
     return min(a.box[2], b.box[2]) > max(a.box[0], b.box[0])
 
 
-def _style_runs(lines: list[_Line]) -> list[list[_Line]]:
+def _style_runs(lines: list[Line]) -> list[list[Line]]:
     """Split consecutive lines wherever size or weight changes."""
-    runs: list[list[_Line]] = []
+    runs: list[list[Line]] = []
     for line in lines:
-        if runs and _same_style([runs[-1][-1], line]):
+        if runs and same_style(runs[-1][-1], line):
             runs[-1].append(line)
         else:
             runs.append([line])
     return runs
 
 
-def _line_record(page_no: int, raw: dict[str, Any], height: float) -> _Line:
-    """Collapse a PyMuPDF line's spans into text plus its dominant size and weight."""
+def _line_record(page_no: int, raw: dict[str, Any], height: float, width: float) -> Line:
+    """Collapse a PyMuPDF line's spans into text plus its dominant size, font and weight."""
     spans = [s for s in raw["spans"] if s["text"].strip()]
     text = " ".join(" ".join(s["text"] for s in spans).split())
     chars = sum(len(s["text"].strip()) for s in spans) or 1
     size = max((s["size"] for s in spans), default=0.0)
     bold_chars = sum(len(s["text"].strip()) for s in spans if _is_bold(s))
-    return _Line(
+    italic_chars = sum(len(s["text"].strip()) for s in spans if s["flags"] & ITALIC_FLAG)
+    fonts: Counter[str] = Counter()
+    for span in spans:
+        fonts[span.get("font", "")] += len(span["text"].strip())
+    return Line(
         page=page_no,
         text=text,
         size=size,
@@ -141,6 +143,9 @@ def _line_record(page_no: int, raw: dict[str, Any], height: float) -> _Line:
         block_lines=1,
         chars=chars,
         box=tuple(raw["bbox"]),
+        font=fonts.most_common(1)[0][0] if fonts else "",
+        italic=italic_chars >= 0.8 * chars,
+        page_width=width,
     )
 
 
@@ -148,13 +153,19 @@ def _is_bold(span: dict[str, Any]) -> bool:
     return bool(span["flags"] & BOLD_FLAG) or bool(BOLD_FONT.search(span.get("font", "")))
 
 
-def _same_style(lines: list[_Line]) -> bool:
-    return all(abs(x.size - lines[0].size) < 0.3 and x.bold == lines[0].bold for x in lines)
+def same_style(a: Line, b: Line) -> bool:
+    """Same size (within 0.3 pt) and weight."""
+    return abs(a.size - b.size) < 0.3 and a.bold == b.bold
 
 
-def _merge(lines: list[_Line]) -> _Line:
+def merge_lines(lines: list[Line]) -> Line:
+    """One line from consecutive lines: texts joined, box united, the first line's style."""
+    return _merge(lines)
+
+
+def _merge(lines: list[Line]) -> Line:
     first = lines[0]
-    return _Line(
+    return Line(
         page=first.page,
         text=" ".join(x.text for x in lines),
         size=first.size,
@@ -168,10 +179,15 @@ def _merge(lines: list[_Line]) -> _Line:
             max(x.box[2] for x in lines),
             lines[-1].box[3],
         ),
+        in_table=any(x.in_table for x in lines),
+        font=first.font,
+        italic=first.italic,
+        merged=sum(x.merged for x in lines),
+        page_width=first.page_width,
     )
 
 
-def _body_size(lines: list[_Line]) -> float:
+def body_size(lines: list[Line]) -> float:
     """The font size carrying the most characters is the body size."""
     weights: Counter[float] = Counter()
     for line in lines:
@@ -179,12 +195,12 @@ def _body_size(lines: list[_Line]) -> float:
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
-def _looks_like_heading(line: _Line, body: float) -> bool:
-    """Short, not sentence-like, and larger, bold or numbered-and-emphasised."""
+def looks_like_heading(line: Line, body: float) -> bool:
+    """The typographic rule: short, not sentence-like, and larger, bold or emphasised."""
     text = line.text
     if not (2 <= len(text) <= MAX_HEADING_CHARS) or len(text.split()) > MAX_HEADING_WORDS:
         return False
-    if line.block_lines > 3 or line.in_table or not any(ch.isalpha() for ch in text):
+    if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False
     if text.endswith((",", ";")) or (text.endswith(".") and len(text.split()) > 8):
         return False

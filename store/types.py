@@ -30,6 +30,8 @@ class HeadingCandidate(TypedDict):
     size: float
     bold: bool
     y_frac: float
+    score: NotRequired[float]
+    """The heading model's probability that the line is a heading (absent: taken as one)."""
 
 
 class SectionEntry(TypedDict):

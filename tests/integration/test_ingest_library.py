@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from evals.structure_recall import compare, find_pdf, overall, reference_outlines
+from evals.outlined import find_pdf
+from evals.structure_recall import compare, overall
 from ingest.context import IngestContext
 from ingest.locate import find_title
 from ingest.pipeline import BatchReport, ingest_paths
@@ -108,7 +109,7 @@ def test_structure_without_bookmarks_recovers_author_start_pages(tmp_path: Path)
     require_shared_data()
     context = IngestContext(library=str(tmp_path / "lib"), ignore_outline=True)
     # Reference PDFs live under pdfs/ or financebench/pdfs/ (NIKE_2023_10K.pdf).
-    names = [json.loads(p.read_text())["source_pdf"] for p in reference_outlines(SHARED_DATA)]
+    names = [json.loads(p.read_text())["source_pdf"] for p in sorted(OUTLINE_DIR.glob("*.json"))]
     pdfs = [pdf for pdf in (find_pdf(SHARED_DATA, name) for name in names) if pdf is not None]
     assert len(pdfs) == len(names)
     ingest_paths(pdfs, context, progress=False)

@@ -6,8 +6,10 @@ from ingest.headings import entries_from_headings
 from store.types import HeadingCandidate
 
 
-def cand(page: int, text: str, size: float = 12.0, bold: bool = True) -> HeadingCandidate:
-    return HeadingCandidate(page=page, text=text, size=size, bold=bold, y_frac=0.1)
+def cand(
+    page: int, text: str, size: float = 12.0, bold: bool = True, y_frac: float = 0.2
+) -> HeadingCandidate:
+    return HeadingCandidate(page=page, text=text, size=size, bold=bold, y_frac=y_frac)
 
 
 def titles(candidates: list[HeadingCandidate], total_pages: int = 20) -> list[str]:
@@ -42,7 +44,7 @@ def test_drops_stamps_captions_theorems_and_fragments() -> None:
 
 def test_running_headers_repeated_on_many_pages_are_dropped() -> None:
     candidates = [cand(1, "1 Introduction", 14)]
-    candidates += [cand(page, "Journal of Things", 9) for page in range(1, 11)]
+    candidates += [cand(page, "Journal of Things", 9, y_frac=0.04) for page in range(1, 11)]
     candidates += [cand(5, "2 Method", 14), cand(7, "Discussion", 14), cand(9, "Discussion", 14)]
     candidates.sort(key=lambda c: c["page"])
     # "Discussion" is on 2 of 10 pages (below the threshold of 3), the header on all 10.
@@ -55,11 +57,18 @@ def test_running_headers_repeated_on_many_pages_are_dropped() -> None:
 
 
 def test_running_header_threshold_scales_with_page_count() -> None:
-    repeated = [cand(page, "Chapter Notes", 9) for page in (10, 20, 30, 40, 50)]
+    repeated = [cand(page, "Chapter Notes", 9, y_frac=0.95) for page in (10, 20, 30, 40, 50)]
     candidates = [cand(1, "1 Introduction", 14), *repeated]
     # 5 pages of 100 is under 30 %: kept; 5 pages of 10 is over: dropped.
     assert titles(candidates, total_pages=100).count("Chapter Notes") == 5
     assert "Chapter Notes" not in titles(candidates, total_pages=10)
+
+
+def test_a_heading_repeated_in_the_body_is_no_running_header() -> None:
+    """A manual opens every chapter with "Introduction": printed in the body, not a margin."""
+    candidates = [cand(1, "1 Overview", 14)]
+    candidates += [cand(page, "Introduction", 12, y_frac=0.3) for page in range(2, 12)]
+    assert titles(candidates, total_pages=12).count("Introduction") == 10
 
 
 def test_title_page_lines_before_the_first_anchor_are_dropped() -> None:

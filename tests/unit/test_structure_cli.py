@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from evals.structure_recall import find_pdf, format_table, overall
+from evals.outlined import find_pdf
+from evals.structure_recall import by_kind, compare, format_table, overall
 from graph.cli.commands import build_parser, main
 from ingest.context import STRUCTURE_MODES, IngestContext
 from ingest.verify import verify_entries
@@ -179,13 +180,73 @@ def test_overall_of_nothing_has_no_rates() -> None:
     assert total["title_recall"] is None and total["min_title_recall"] is None
 
 
-def test_table_has_method_column_and_overall_row() -> None:
-    documents = {"a.pdf": _result(4, 2, 1)}
-    table = format_table({"documents": documents, "overall": overall(documents)})
-    header, row, last, minimum = table.splitlines()
-    assert "method" in header.split() and "toc" in row.split()
-    assert last.split()[:3] == ["OVERALL", "4", "0.500"]
-    assert minimum.endswith("0.500")
+def test_table_has_method_column_and_summary_lines() -> None:
+    documents = {"a.pdf": {**_result(4, 2, 1), "kind": "book", "pages": 80}}
+    results = {"documents": documents, "overall": overall(documents), "kinds": by_kind(documents)}
+    header, row, summary, kind = format_table(results).splitlines()
+    assert "method" in header.split() and "toc" in row.split() and "book" in row.split()
+    assert summary.startswith("FITTED: micro recall 0.500, exact start 0.250")
+    assert kind.split()[:3] == ["book", "recall", "0.500"]
+
+
+def test_left_out_columns_appear_with_folds() -> None:
+    documents = {"a.pdf": {**_result(4, 2, 1), "kind": "book", "pages": 80}}
+    left = {"a.pdf": {**_result(4, 1, 1), "kind": "book", "pages": 80}}
+    results = {
+        "documents": documents,
+        "overall": overall(documents),
+        "left_out": {"documents": left, "overall": overall(left), "kinds": by_kind(left)},
+    }
+    lines = format_table(results).splitlines()
+    assert "LOO rec" in lines[0] and lines[1].split()[-3] == "0.250"
+    assert any(line.startswith("LEFT OUT: micro recall 0.250") for line in lines)
+
+
+def test_macro_and_long_document_minimum() -> None:
+    documents = {
+        "short.pdf": {**_result(10, 2, 2), "pages": 20},
+        "long.pdf": {**_result(30, 24, 20), "pages": 200},
+    }
+    total = overall(documents)
+    assert total["macro_title_recall"] == 0.5  # (0.2 + 0.8) / 2
+    assert total["min_title_recall"] == 0.2 and total["min_title_recall_long"] == 0.8
+
+
+def _node(node_id: str, title: str, page: int, children: list[Any] | None = None) -> Any:
+    return {
+        "node_id": node_id,
+        "title": title,
+        "start_page": page,
+        "end_page": page,
+        "summary": "",
+        "nodes": children or [],
+    }
+
+
+def test_compare_counts_titles_pages_and_nesting() -> None:
+    reference = [
+        {"level": 1, "title": "1 Intro", "start_page": 1},
+        {"level": 2, "title": "1.1 Scope", "start_page": 2},
+        {"level": 2, "title": "1.2 Terms", "start_page": 3},
+        {"level": 1, "title": "2 Methods", "start_page": 4},
+    ]
+    tree = [
+        _node("0000", "Intro", 1, [_node("0001", "Scope", 2)]),
+        _node("0002", "Terms", 5),  # found, wrong page, nested at the top instead of under Intro
+        _node("0003", "2. Methods", 4),
+    ]
+    result = compare(reference, tree)
+    assert result["found"] == 4 and result["exact_start_pages"] == 3
+    assert result["nested"] == 3 and result["nesting"] == 0.75
+    assert result["missed"] == []
+
+
+def test_numbering_is_ignored_when_titles_are_compared() -> None:
+    from evals.structure_recall import title_key
+
+    assert title_key("2.3.59.1.1  Background") == title_key("Background") == "background"
+    assert title_key("Item 7. Management's Discussion") == "management s discussion"
+    assert title_key("NOTE 3 – Revenue") == "revenue"
 
 
 def test_reference_pdfs_are_found_in_either_pdf_folder(tmp_path: Path) -> None:

@@ -1,0 +1,256 @@
+"""Train the heading model from the authors' bookmarks of the development PDFs.
+
+Every PDF with bookmarks is labelled data: a bookmark's title matched to the printed line(s) on
+its page (or a page either side) marks those lines as headings, every other line as body. A
+gradient-boosted classifier (scikit-learn's ``HistGradientBoostingClassifier``, fixed seed)
+learns which lines are headings from ``ingest.heading_features``; its trees are written as
+plain JSON (``ingest/models/heading_model.json``) that ``ingest.heading_model`` evaluates with
+numpy, so ingestion needs neither scikit-learn nor a pickle.
+
+Each document weighs the same in training whatever its length, so a 400-page manual does not
+teach its own layout to every other document. Generalisation is measured leave-one-document-out
+(``evals.structure_recall --folds``): a fold's model never saw the document it is scored on.
+
+    python -m evals.train_headings --data ../shared/data            # write the shipped model
+    python -m evals.train_headings --data ../shared/data --check    # is the shipped one ours?
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pymupdf
+from tqdm import tqdm
+
+from evals.outlined import OutlinedDocument, outlined_documents
+from ingest.heading_features import FEATURES, NUMBER_ONLY, feature_matrix
+from ingest.heading_model import MODEL_FILE, HeadingModel, scorable
+from ingest.locate import title_tokens
+from ingest.numbering import clean_title
+from ingest.typography import Line, document_lines
+
+SEED = 0
+PARAMETERS: dict[str, Any] = {
+    "max_iter": 200,
+    "learning_rate": 0.1,
+    "max_leaf_nodes": 31,
+    "min_samples_leaf": 20,
+    "l2_regularization": 1.0,
+    "early_stopping": False,
+    "random_state": SEED,
+}
+# Headings are rarer than body lines: each heading line weighs this many body lines.
+HEADING_WEIGHT = 5.0
+# Bookmarks stop at some depth; an unbookmarked line set in the very style (font, size,
+# weight) of the document's bookmarked headings, where at least this share of that style's
+# lines are bookmarked, is probably a deeper heading: it is left out of training, not body.
+HEADING_STYLE_SHARE = 0.3
+# A title printed over this many consecutive lines at most is matched as one heading.
+MAX_TITLE_LINES = 3
+# A single line whose words overlap a bookmark's this much (Jaccard) is that heading.
+FUZZY_OVERLAP = 0.8
+NUMBER_TOKEN = {"part", "item", "chapter", "section", "note", "appendix", "article"}
+
+
+@dataclass
+class LabelledDocument:
+    """A document's lines, their features and their labels (1 heading, 0 body)."""
+
+    name: str
+    kind: str
+    lines: list[Line]
+    features: np.ndarray
+    labels: np.ndarray
+
+
+def page_texts(pdf: Path) -> list[tuple[int, dict[str, Any], float]]:
+    """PyMuPDF text dictionaries of every page, as the parse step reads them."""
+    with pymupdf.open(pdf) as doc:
+        return [(page.number + 1, page.get_text("dict"), page.rect.height) for page in doc]
+
+
+def labelled(document: OutlinedDocument) -> LabelledDocument:
+    """Lines, features and bookmark labels of one reference document."""
+    texts = page_texts(document.pdf)
+    lines = document_lines(texts)
+    features = feature_matrix(lines, len(texts))
+    labels = label_lines(lines, document.entries)
+    return LabelledDocument(document.name, document.kind, lines, features, labels)
+
+
+def label_lines(lines: list[Line], entries: list[dict[str, Any]]) -> np.ndarray:
+    """1 for the lines that print a bookmark's title, 0 for every other line."""
+    labels = np.zeros(len(lines), dtype=np.int8)
+    by_page: dict[int, list[int]] = {}
+    for index, line in enumerate(lines):
+        by_page.setdefault(line.page, []).append(index)
+    tokens = [_key(title_tokens(clean_title(line.text))) for line in lines]
+    for entry in entries:
+        wanted = _key(title_tokens(clean_title(entry["title"])))
+        if not wanted:
+            continue
+        for page in (entry["start_page"], entry["start_page"] + 1, entry["start_page"] - 1):
+            found = _match(wanted, by_page.get(page, []), tokens, lines)
+            if found:
+                labels[found] = 1
+                break
+    return labels
+
+
+def _key(tokens: list[str]) -> list[str]:
+    """Title words without a leading numbering ("1.1", "iv", "a", "Item 7") so that a number
+    printed apart from its title, or not at all, still matches."""
+    words = list(tokens)
+    while words and (words[0].isdigit() or len(words[0]) <= 2 or words[0] in NUMBER_TOKEN):
+        if len(words) == 1:
+            break
+        words = words[1:]
+    return words
+
+
+def _may_hold(line: Line, position: int) -> bool:
+    """A line may print part of a title: it has letters, or it is the title's number first."""
+    return any(ch.isalpha() for ch in line.text) or (
+        position == 1 and bool(NUMBER_ONLY.match(line.text))
+    )
+
+
+def _match(
+    wanted: list[str], indices: list[int], tokens: list[list[str]], lines: list[Line]
+) -> list[int]:
+    """The first run of one to three consecutive lines that prints ``wanted``."""
+    for start in range(len(indices)):
+        joined: list[str] = []
+        for length in range(1, MAX_TITLE_LINES + 1):
+            if start + length > len(indices) or not _may_hold(lines[indices[start + length - 1]], length):
+                break
+            joined = _key([*joined, *tokens[indices[start + length - 1]]])
+            if joined == wanted:
+                return indices[start : start + length]
+            if len(joined) >= len(wanted):
+                break
+    for index in indices:
+        if _may_hold(lines[index], 2) and _overlap(wanted, tokens[index]) >= FUZZY_OVERLAP:
+            return [index]
+    return []
+
+
+def _overlap(a: list[str], b: list[str]) -> float:
+    left, right = set(a), set(b)
+    return len(left & right) / len(left | right) if left and right else 0.0
+
+
+def line_weights(document: LabelledDocument) -> np.ndarray:
+    """Training weights of one document's lines: the document weighs as much as any other,
+    a heading as much as :data:`HEADING_WEIGHT` body lines, and unbookmarked lines in the
+    style of its bookmarked headings nothing (they are unknown, not body)."""
+    styles = [(line.font, round(line.size, 1), line.bold) for line in document.lines]
+    total = Counter(styles)
+    headings = Counter(style for style, label in zip(styles, document.labels, strict=True) if label)
+    unknown = np.array(
+        [
+            not label and headings[style] >= HEADING_STYLE_SHARE * total[style]
+            for style, label in zip(styles, document.labels, strict=True)
+        ],
+        dtype=bool,
+    )
+    weights = np.where(document.labels == 1, HEADING_WEIGHT, 1.0)
+    weights[unknown] = 0.0
+    return weights * (1000.0 / max(float(weights.sum()), 1.0))
+
+
+def fit(documents: list[LabelledDocument]) -> HeadingModel:
+    """A heading model trained on ``documents`` (fixed seed and parameters)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    masks = [scorable(d.lines) for d in documents]
+    features = np.concatenate([d.features[m] for d, m in zip(documents, masks, strict=True)])
+    labels = np.concatenate([d.labels[m] for d, m in zip(documents, masks, strict=True)])
+    weights = np.concatenate([line_weights(d)[m] for d, m in zip(documents, masks, strict=True)])
+    classifier = HistGradientBoostingClassifier(**PARAMETERS)
+    classifier.fit(features, labels, sample_weight=weights)
+    return exported(classifier, training_digest(documents))
+
+
+def exported(classifier: Any, digest: str) -> HeadingModel:
+    """The fitted trees as plain arrays (what ``HeadingModel`` evaluates)."""
+    trees = []
+    for (predictor,) in classifier._predictors:
+        nodes = predictor.nodes
+        trees.append(
+            {
+                "feature": nodes["feature_idx"].astype(int).tolist(),
+                "threshold": nodes["num_threshold"].astype(float).tolist(),
+                "left": nodes["left"].astype(int).tolist(),
+                "right": nodes["right"].astype(int).tolist(),
+                "leaf": nodes["is_leaf"].astype(int).tolist(),
+                "value": nodes["value"].astype(float).tolist(),
+            }
+        )
+    return HeadingModel(
+        features=list(FEATURES),
+        baseline=float(np.ravel(classifier._baseline_prediction)[0]),
+        trees=trees,
+        training={"digest": digest, "parameters": PARAMETERS},
+    )
+
+
+def training_digest(documents: Iterable[LabelledDocument]) -> str:
+    """A hash of the training data (features and labels, document by document) and the
+    parameters: the shipped model records it, so a changed input shows."""
+    settings = [list(FEATURES), PARAMETERS, HEADING_WEIGHT, HEADING_STYLE_SHARE]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    for document in documents:
+        digest.update(document.name.encode())
+        digest.update(np.ascontiguousarray(document.features, dtype=np.float32).tobytes())
+        digest.update(np.ascontiguousarray(document.labels, dtype=np.int8).tobytes())
+    return digest.hexdigest()
+
+
+def load_training(data_dir: Path, progress: bool = True) -> list[LabelledDocument]:
+    """Every reference document, labelled (a few seconds per hundred pages)."""
+    documents = outlined_documents(data_dir)
+    bar = tqdm(documents, unit="doc", desc="features", disable=not progress, file=sys.stderr)
+    return [labelled(document) for document in bar]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--data", default="../shared/data", help="development data folder")
+    parser.add_argument("--out", default=str(MODEL_FILE), help="where to write the model")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 unless the model at --out was trained on this data",
+    )
+    args = parser.parse_args(argv)
+    try:
+        documents = load_training(Path(args.data))
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.check:
+        shipped = HeadingModel.load(Path(args.out))
+        expected = training_digest(documents)
+        same = shipped.training.get("digest") == expected
+        print(f"{args.out}: {'trained on this data' if same else 'NOT trained on this data'}")
+        return 0 if same else 1
+    model = fit(documents)
+    model.save(Path(args.out))
+    positives = sum(int(d.labels.sum()) for d in documents)
+    lines = sum(len(d.labels) for d in documents)
+    print(f"wrote {args.out}: {len(documents)} documents, {lines} lines, {positives} headings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
