@@ -58,7 +58,10 @@ HEADING_STYLE_SHARE = 0.3
 MAX_TITLE_LINES = 3
 # A single line whose words overlap a bookmark's this much (Jaccard) is that heading.
 FUZZY_OVERLAP = 0.8
-NUMBER_TOKEN = {"part", "item", "chapter", "section", "note", "appendix", "article"}
+NUMBER_TOKEN = {
+    "part", "item", "chapter", "section", "note", "appendix", "article", "exhibit", "annex",
+    "schedule",
+}
 
 
 @dataclass

@@ -20,7 +20,9 @@ from ingest.layout import PAGE_TOKEN
 from ingest.numbering import clean_title, parse_numbering
 from ingest.typography import Line, body_size, looks_like_heading, same_style
 
-SCHEMES = ("part", "item", "note", "chapter", "roman", "letter", "appendix", "arabic", "sub")
+SCHEMES = (
+    "part", "item", "note", "chapter", "roman", "letter", "appendix", "arabic", "sub", "labelled"
+)
 # A gap wider than this many body lines (or none: first line of a page) counts as this.
 MAX_GAP_LINES = 10.0
 # Longer lines are never headings (a heading wrapped over three lines stays under these).

@@ -73,7 +73,7 @@ def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[He
     return [
         cand
         for cand in candidates
-        if reads_like_title(cand["text"])
+        if reads_like_title(cand["text"], cand.get("score", 0.0) >= HEADING_THRESHOLD)
         and len(pages_by_text.get(running_key(cand["text"]), ())) < threshold
     ]
 
@@ -117,11 +117,15 @@ def _table_text(pages: list[str], page: int) -> str:
     return "\n".join(" ".join(title_tokens(row)) for row in rows)
 
 
-def reads_like_title(text: str) -> bool:
-    """Reject figure labels, captions, theorem heads and fragments like "(current cost)"."""
+def reads_like_title(text: str, scored_heading: bool = False) -> bool:
+    """Reject figure labels, captions, theorem heads and fragments like "(current cost)".
+
+    A figure in the line ("TOTAL 369", "12.1 %") marks a table row unless the heading model
+    took the line for a heading (``scored_heading``: "Line 9", "Form 1040").
+    """
     if NOISE.match(text) or not WORD.search(text) or text.endswith(":"):
         return False
-    if FIGURE.search(text) and parse_numbering(clean_title(text)) is None:
+    if FIGURE.search(text) and parse_numbering(clean_title(text)) is None and not scored_heading:
         return False
     if any(ord(ch) < 32 for ch in text):
         return False

@@ -18,10 +18,27 @@ LOWER_LETTER = re.compile(r"^(?P<num>[a-z])[.)]\s+(?P<rest>\S.*)$")
 PAREN_NUMBER = re.compile(r"^(?P<num>\((\d{1,2}|[a-z]|[ivx]{1,4})\))\s+(?P<rest>\S.*)$")
 ROMAN = re.compile(r"^(?P<num>[IVX]{1,5})[.)]\s+(?P<rest>\S.*)$")
 DOTTED_LETTER = re.compile(r"^(?P<num>[A-Z])[.)]\s+(?P<rest>\S.*)$")
-APPENDIX = re.compile(r"^(?P<num>appendix\s+[A-Z0-9]+)[.:]?\s*(?P<rest>.*)$", re.IGNORECASE)
+APPENDIX = re.compile(
+    r"^(?P<num>(?:appendix|annex|exhibit|schedule)\s+[A-Z0-9]+(?:[.-][A-Z0-9]+)*)[.:]?\s*"
+    r"(?P<rest>.*)$",
+    re.IGNORECASE,
+)
 LETTER_SUB = re.compile(r"^(?P<num>[A-Z](\.\d+)+)\.?\s+(?P<rest>\S.*)$")
 BARE_LETTER = re.compile(r"^(?P<num>[A-Z])\s+(?P<rest>[A-Z][a-z].*)$")
-ARABIC = re.compile(r"^(?P<num>\d{1,2}(\.\d{1,2})*)\.?\s+(?P<rest>\S.*)$")
+# "2.1", "3.", and the numbered exhibits of manuals ("2.3.59-4").
+ARABIC = re.compile(r"^(?P<num>\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.*)$")
+# A label word (or two) and a number: "Strategy 1.01:", "Strategic Goal 2:", "Task 1.1.1.1",
+# "Section 4 –", "Article 12." (agency plans, regulations, standards).
+LABELLED = re.compile(
+    r"^(?P<num>(?:[A-Z][a-z]+\s+){1,2}\d{1,2}(?:\.\d{1,2})*)(?![\d,])\.?\s*[:\-–—.]?\s+"
+    r"(?P<rest>\S.*)$"
+)
+# Words that introduce a number without naming a heading ("Figure 3", "Line 12", "Page 4").
+NOT_LABELS = frozenset(
+    {"figure", "fig", "table", "page", "line", "lines", "form", "exhibit", "schedule", "step",
+     "phase", "version", "rev", "vol", "volume", "no", "number", "equation", "example", "the",
+     "a", "an", "and", "of", "in", "for", "to", "with", "from", "by", "at", "on", "our", "all"}
+)
 SPLIT_SMALL_CAPS = re.compile(r"\b([A-Z]) ([A-Z]{2,})\b")
 
 
@@ -30,6 +47,7 @@ class Numbering:
     """The numbering of a heading: its scheme and depth within that scheme (1 = top)."""
 
     scheme: str  # part | item | note | chapter | roman | letter | appendix | arabic | sub
+    # | labelled
     depth: int
 
 
@@ -63,13 +81,19 @@ def parse_numbering(title: str) -> Numbering | None:
         (DOTTED_LETTER, "letter"),
         (BARE_LETTER, "appendix"),
         (ARABIC, "arabic"),
+        (LABELLED, "labelled"),
     ):
         match = pattern.match(title)
         if not match:
             continue
         if scheme != "appendix" and not _plausible_rest(match.group("rest")):
             return None
-        depth = match.group("num").count(".") + 1 if scheme in ("arabic", "letter") else 1
+        if scheme == "labelled":
+            words = match.group("num").split()[:-1]
+            if any(word.lower() in NOT_LABELS for word in words):
+                return None
+        dotted = ("arabic", "letter", "labelled")
+        depth = match.group("num").count(".") + 1 if scheme in dotted else 1
         if scheme == "letter" and "." in match.group("num") and match.group("num")[-1] != ".":
             return Numbering("appendix", depth)
         if scheme == "letter":
@@ -146,7 +170,7 @@ def numbering_prefix(title: str) -> str:
         return ""
     for pattern in (
         PART, ITEM, NOTE, CHAPTER, LOWER_LETTER, PAREN_NUMBER,
-        APPENDIX, LETTER_SUB, ROMAN, DOTTED_LETTER, BARE_LETTER, ARABIC,
+        APPENDIX, LETTER_SUB, ROMAN, DOTTED_LETTER, BARE_LETTER, ARABIC, LABELLED,
     ):
         match = pattern.match(title)
         if match:

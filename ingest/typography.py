@@ -20,6 +20,10 @@ BOLD_FLAG = 16
 ITALIC_FLAG = 2
 # A line beside a cell of at most this many words is in a table row.
 TABLE_CELL_WORDS = 4
+# A revision date printed beside a heading's number ("2.3.59.1 (12-12-2022)") is no part of it.
+REVISION_DATE = re.compile(r"\(\d{1,2}[-/]\d{1,2}[-/]\d{2,4}\)")
+# A cell holding a figure: digits, a currency or a percent sign.
+FIGURE_CELL = re.compile(r"[\d$%€£]")
 # Under this share of long lines crossing the middle, a page is set in two columns.
 TWO_COLUMN_SHARE = 0.2
 # Runs of at most this many lines of one style are one line (a heading wrapped over lines).
@@ -79,16 +83,18 @@ def page_lines(number: int, text: dict[str, Any], height: float) -> list[Line]:
 
 
 def _mark_table_cells(lines: list[Line], width: float) -> None:
-    """Flag lines that share their row with short cells (numbers, column labels): a table.
+    """Flag lines that share their row with a figure cell ("1,234", "$", "2022") or with two
+    or more other short cells: a table row.
 
-    On a two-column page only lines in the same column count, so a heading level with the
-    last words of a paragraph in the other column is not mistaken for a table cell.
+    A heading level with the last words of a paragraph in another column ("ing a separate
+    return") is not in a table; on a two-column page only lines of the same column count.
     """
     middle = width / 2
     crossing = [line for line in lines if line.chars >= 40]
     spanning = sum(line.box[0] < middle < line.box[2] for line in crossing)
     two_columns = bool(crossing) and spanning < TWO_COLUMN_SHARE * len(crossing)
     by_top = sorted(lines, key=lambda line: line.box[1])
+    row_cells: dict[int, list[Line]] = {id(line): [] for line in lines}
     for index, line in enumerate(by_top):
         for other in by_top[index + 1 :]:
             if other.box[1] >= line.box[3]:
@@ -97,10 +103,11 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
                 continue
             if two_columns and (line.box[0] < middle) != (other.box[0] < middle):
                 continue
-            if len(other.text.split()) <= TABLE_CELL_WORDS:
-                line.in_table = True
-            if len(line.text.split()) <= TABLE_CELL_WORDS:
-                other.in_table = True
+            row_cells[id(line)].append(other)
+            row_cells[id(other)].append(line)
+    for line in lines:
+        short = [o for o in row_cells[id(line)] if len(o.text.split()) <= TABLE_CELL_WORDS]
+        line.in_table = any(FIGURE_CELL.search(o.text) for o in short) or len(short) >= 2
 
 
 def _same_row(a: Line, b: Line) -> bool:
@@ -126,7 +133,7 @@ def _style_runs(lines: list[Line]) -> list[list[Line]]:
 def _line_record(page_no: int, raw: dict[str, Any], height: float, width: float) -> Line:
     """Collapse a PyMuPDF line's spans into text plus its dominant size, font and weight."""
     spans = [s for s in raw["spans"] if s["text"].strip()]
-    text = " ".join(" ".join(s["text"] for s in spans).split())
+    text = " ".join(REVISION_DATE.sub(" ", " ".join(s["text"] for s in spans)).split())
     chars = sum(len(s["text"].strip()) for s in spans) or 1
     size = max((s["size"] for s in spans), default=0.0)
     bold_chars = sum(len(s["text"].strip()) for s in spans if _is_bold(s))
