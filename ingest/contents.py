@@ -336,20 +336,34 @@ def assign_levels(entries: list[ContentsEntry]) -> None:
     """Nest entries by numbering scheme and indentation, in the order schemes first appear.
 
     A scheme seen before closes everything opened after it (its siblings and their children);
-    a new scheme opens one level deeper. Unnumbered entries are keyed by their indentation.
-    Signatures and exhibits stand beside the items rather than under the last one.
+    a new scheme opens one level deeper, except after an unnumbered entry set at the same
+    indentation ("Preface" before "1 Introduction"): the two are siblings. Unnumbered entries
+    are keyed by their indentation. Signatures and exhibits stand beside the items rather than
+    under the last one.
     """
     stack: list[tuple[str, float]] = []
+    lefts: list[float] = []
     for entry in entries:
         key = _scheme_key(entry)
         if STANDALONE.match(entry.title):
             depth = next((i for i, k in enumerate(stack) if k[0].startswith("item")), 0)
-            del stack[depth:]
         else:
             depth = next((i for i, k in enumerate(stack) if _same_scheme(k, key)), len(stack))
-            del stack[depth:]
+            if depth == len(stack) and stack and _beside_plain(stack[-1], lefts[-1], entry):
+                depth -= 1
+        del stack[depth:], lefts[depth:]
         stack.append(key)
+        lefts.append(entry.x)
         entry.level = depth + 1
+
+
+def _beside_plain(previous: tuple[str, float], left: float, entry: ContentsEntry) -> bool:
+    """A numbered entry first seen right after an unnumbered one at its indentation."""
+    return (
+        previous[0] == "plain"
+        and entry.numbering is not None
+        and abs(left - entry.x) <= INDENT_TOLERANCE
+    )
 
 
 def _scheme_key(entry: ContentsEntry) -> tuple[str, float]:

@@ -75,7 +75,17 @@ def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[He
         for cand in candidates
         if reads_like_title(cand["text"], cand.get("score", 0.0) >= HEADING_THRESHOLD)
         and len(pages_by_text.get(running_key(cand["text"]), ())) < threshold
+        and not _chapter_header(cand, pages_by_text)
     ]
+
+
+def _chapter_header(cand: HeadingCandidate, pages_by_text: dict[str, set[int]]) -> bool:
+    """A running header that changes with the chapter ("4 Chapter 1. The way of the program",
+    "1.3. The first program 3"): in the margin, a page number at one end, on two pages or more.
+    """
+    words = cand["text"].split()
+    folio = bool(words) and (words[0].isdigit() or words[-1].isdigit())
+    return folio and _in_margin(cand) and len(pages_by_text[running_key(cand["text"])]) >= 2
 
 
 def _in_margin(cand: HeadingCandidate) -> bool:
