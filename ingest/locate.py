@@ -15,8 +15,11 @@ TOKEN = re.compile(r"[^\W_]+")
 INNER_GAP = r"(?:-\s*|\s)?"
 # Inline HTML the markdown parser emits around words ("<u>Business</u>").
 INLINE_TAG = re.compile(r"</?[a-z]{1,4}>")
-# Between two words: any run of spaces, punctuation, markdown emphasis or inline HTML tags.
-WORD_GAP = rf"(?:[\W_]|{INLINE_TAG.pattern})*"
+# A revision date printed beside a heading's number ("2.3.59.1 (12-12-2022)") is no part of it.
+REVISION_DATE = re.compile(r"\(\d{1,2}[-/]\d{1,2}[-/]\d{2,4}\)")
+# Between two words: any run of spaces, punctuation, markdown emphasis, inline HTML tags or
+# revision dates.
+WORD_GAP = rf"(?:[\W_]|{INLINE_TAG.pattern}|{REVISION_DATE.pattern})*"
 # A heading "begins its page" when at most this much text (alphanumerics) precedes it.
 BEGIN_CHARS = 150
 

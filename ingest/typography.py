@@ -14,14 +14,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.locate import REVISION_DATE
+
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
 BOLD_FLAG = 16
 ITALIC_FLAG = 2
 # A line beside a cell of at most this many words is in a table row.
 TABLE_CELL_WORDS = 4
-# A revision date printed beside a heading's number ("2.3.59.1 (12-12-2022)") is no part of it.
-REVISION_DATE = re.compile(r"\(\d{1,2}[-/]\d{1,2}[-/]\d{2,4}\)")
 # A cell holding a figure: digits, a currency or a percent sign.
 FIGURE_CELL = re.compile(r"[\d$%€£]")
 # Under this share of long lines crossing the middle, a page is set in two columns.
