@@ -57,6 +57,8 @@ INDENT_TOLERANCE = 6.0
 STANDALONE = re.compile(
     r"^(signatures?|exhibits?|exhibit index|index to exhibits|glossary|back cover)$", re.I
 )
+# Dot leaders set with spaces (". . . . .") between a title and its page number.
+SPACED_LEADER = re.compile(r"(?:\s*[.·…]){3,}\s*$")
 FOLIO_ONLY = re.compile(r"[\divxlc\-–— ]+")
 ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 
@@ -296,6 +298,7 @@ def _entry(row: Row, total_pages: int) -> ContentsEntry | None:
     if printed is not None and _entry_page(row, total_pages) is None:
         printed = None
     title = clean_title(" ".join(cell["text"] for cell in title_cells))
+    title = SPACED_LEADER.sub("", title).strip()  # ". . . . ." leaders are not words
     if len(title.split()) > MAX_ENTRY_WORDS or title.startswith("("):
         return None
     return ContentsEntry(
