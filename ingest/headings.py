@@ -36,7 +36,7 @@ HEADING_THRESHOLD = 0.5
 # Unnumbered headings nest by font size at most this deep.
 MAX_SIZE_LEVELS = 3
 # Figures inside a line ("TOTAL 369", "12.1 %", "$ 5") mark a table row, not a heading.
-FIGURE = re.compile(r"[$%€£]|\d[\d,]*\.\d|\d{1,3}(,\d{3})+|(?<![\w-])\d+$")
+FIGURE = re.compile(r"[$%€£]|\d[\d,]*\.\d|\d{1,3}(,\d{3})+")
 
 
 def entries_from_headings(
@@ -61,31 +61,40 @@ def entries_from_headings(
 def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[HeadingCandidate]:
     """Remove captions, stamps, page numbers and running headers.
 
-    A text repeated on many pages is a running header or footer only where it is printed in
-    the page's margins; a heading repeated in the body ("Introduction" opening every chapter of
-    a manual) stays.
+    A text repeated on many pages is a running header or footer where it is printed in the
+    page's margins, mostly; a heading repeated in the body ("Introduction" opening every
+    chapter of a manual, "Line 1" … "Line 64" of a form's instructions) stays.
     """
-    pages_by_text: dict[str, set[int]] = {}
+    margin_pages: dict[str, set[int]] = {}
+    counts: Counter[str] = Counter()
+    in_margin: Counter[str] = Counter()
     for cand in candidates:
+        key = running_key(cand["text"])
+        counts[key] += 1
         if _in_margin(cand):
-            pages_by_text.setdefault(running_key(cand["text"]), set()).add(cand["page"])
+            in_margin[key] += 1
+            margin_pages.setdefault(key, set()).add(cand["page"])
+    running = {key for key in margin_pages if in_margin[key] * 2 >= counts[key]}
     threshold = max(3, min(int(total_pages * RUNNING_SHARE), RUNNING_MAX_PAGES))
     return [
         cand
         for cand in candidates
         if reads_like_title(cand["text"], cand.get("score", 0.0) >= HEADING_THRESHOLD)
-        and len(pages_by_text.get(running_key(cand["text"]), ())) < threshold
-        and not _chapter_header(cand, pages_by_text)
+        and not _running(cand, running, margin_pages, threshold)
     ]
 
 
-def _chapter_header(cand: HeadingCandidate, pages_by_text: dict[str, set[int]]) -> bool:
-    """A running header that changes with the chapter ("4 Chapter 1. The way of the program",
-    "1.3. The first program 3"): in the margin, a page number at one end, on two pages or more.
-    """
+def _running(
+    cand: HeadingCandidate, running: set[str], margin_pages: dict[str, set[int]], threshold: int
+) -> bool:
+    """A running header: printed mostly in the margins, on ``threshold`` pages or more, or with
+    a page number at one end on two pages or more ("4 Chapter 1. The way of the program")."""
+    key = running_key(cand["text"])
+    if key not in running:
+        return False
     words = cand["text"].split()
-    folio = bool(words) and (words[0].isdigit() or words[-1].isdigit())
-    return folio and _in_margin(cand) and len(pages_by_text[running_key(cand["text"])]) >= 2
+    folio = words[0].isdigit() or words[-1].isdigit()
+    return len(margin_pages[key]) >= (2 if folio else threshold)
 
 
 def _in_margin(cand: HeadingCandidate) -> bool:

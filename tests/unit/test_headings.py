@@ -178,7 +178,7 @@ def test_entries_carry_page_and_no_verification_flags() -> None:
 
 def test_running_footers_with_changing_page_numbers_are_dropped() -> None:
     candidates = [cand(1, "1 Introduction", 14)]
-    candidates += [cand(page, f"2023 FORM 10-K {page}", 9) for page in range(2, 12)]
+    candidates += [cand(page, f"2023 FORM 10-K {page}", 9, y_frac=0.95) for page in range(2, 12)]
     candidates.append(cand(6, "2 Method", 14))
     candidates.sort(key=lambda c: c["page"])
     assert titles(candidates, total_pages=12) == ["1 Introduction", "2 Method"]
