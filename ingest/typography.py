@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ingest.locate import REVISION_DATE
+from ingest.numbering import clean_title, parse_numbering
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
@@ -205,7 +206,12 @@ def body_size(lines: list[Line]) -> float:
 def looks_like_heading(line: Line, body: float) -> bool:
     """The typographic rule: short, not sentence-like, and larger, bold or emphasised."""
     text = line.text
-    if not (2 <= len(text) <= MAX_HEADING_CHARS) or len(text.split()) > MAX_HEADING_WORDS:
+    numbered = parse_numbering(clean_title(text)) is not None
+    # A numbered heading may run longer ("Strategy 1.02: Create a work environment where …").
+    longest = 2 if numbered else 1
+    if not 2 <= len(text) <= longest * MAX_HEADING_CHARS:
+        return False
+    if len(text.split()) > longest * MAX_HEADING_WORDS:
         return False
     if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False
