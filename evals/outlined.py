@@ -39,7 +39,9 @@ class OutlinedDocument:
 
 def reference_outlines(data_dir: Path) -> list[Path]:
     """Every reference outline file of the development data, folder by folder, sorted by name."""
-    return [path for folder in OUTLINE_FOLDERS for path in sorted((data_dir / folder).glob("*.json"))]
+    return [
+        path for folder in OUTLINE_FOLDERS for path in sorted((data_dir / folder).glob("*.json"))
+    ]
 
 
 def find_pdf(data_dir: Path, name: str) -> Path | None:

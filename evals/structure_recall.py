@@ -196,8 +196,13 @@ def _scored(
     tree, method = document_tree({**parsed, "candidates": candidates}, structure, ignore_outline)
     result = compare(document.entries, tree)
     seconds = round(time.perf_counter() - started, 2)
-    return {**result, "kind": document.kind, "pages": len(parsed["pages"]), "method": method,
-            "seconds": seconds}
+    return {
+        **result,
+        "kind": document.kind,
+        "pages": len(parsed["pages"]),
+        "method": method,
+        "seconds": seconds,
+    }
 
 
 # Heading candidates of a held-out document from a model trained without it.
@@ -231,8 +236,13 @@ def evaluate(
             try:
                 parsed = parse_pdf(document.pdf, "pymupdf4llm", Path(scratch) / "images")
             except Exception as exc:  # one unreadable PDF is reported, the others are scored
-                failed = {**compare(document.entries, []), "kind": document.kind,
-                          "pages": document.pages, "method": None, "error": str(exc)}
+                failed = {
+                    **compare(document.entries, []),
+                    "kind": document.kind,
+                    "pages": document.pages,
+                    "method": None,
+                    "error": str(exc),
+                }
                 fitted[document.name] = left_out[document.name] = failed
                 continue
             fitted[document.name] = _scored(

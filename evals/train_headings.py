@@ -59,7 +59,15 @@ MAX_TITLE_LINES = 3
 # A single line whose words overlap a bookmark's this much (Jaccard) is that heading.
 FUZZY_OVERLAP = 0.8
 NUMBER_TOKEN = {
-    "part", "item", "chapter", "section", "note", "appendix", "article", "exhibit", "annex",
+    "part",
+    "item",
+    "chapter",
+    "section",
+    "note",
+    "appendix",
+    "article",
+    "exhibit",
+    "annex",
     "schedule",
 }
 
@@ -134,7 +142,9 @@ def _match(
     for start in range(len(indices)):
         joined: list[str] = []
         for length in range(1, MAX_TITLE_LINES + 1):
-            if start + length > len(indices) or not _may_hold(lines[indices[start + length - 1]], length):
+            if start + length > len(indices) or not _may_hold(
+                lines[indices[start + length - 1]], length
+            ):
                 break
             joined = _key([*joined, *tokens[indices[start + length - 1]]])
             if joined == wanted:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ingest.contents import HEADING
 from ingest.headings import entries_from_headings
 from ingest.locate import find_title, mask_spans, title_tokens
 from store.types import HeadingCandidate, SectionEntry
@@ -85,7 +86,10 @@ def _merge(listed: list[_Placed], found: list[_Placed]) -> list[_Placed]:
 
 
 def _relevel(merged: list[_Placed]) -> list[SectionEntry]:
-    """Found headings hang one level below the listed entry before them, relative levels kept."""
+    """Found headings hang one level below the listed entry before them, relative levels kept.
+
+    The contents list's own node covers only its pages: headings after it stand beside it.
+    """
     out: list[SectionEntry] = []
     parent_level = 0
     group: list[SectionEntry] = []
@@ -94,6 +98,8 @@ def _relevel(merged: list[_Placed]) -> list[SectionEntry]:
             out.extend(_shifted(group, parent_level))
             group = []
             parent_level = item.entry["level"]
+            if HEADING.match(item.entry["title"]):
+                parent_level -= 1
             out.append(item.entry)
         else:
             group.append(item.entry)

@@ -21,7 +21,16 @@ from ingest.numbering import clean_title, parse_numbering
 from ingest.typography import Line, body_size, looks_like_heading, same_style
 
 SCHEMES = (
-    "part", "item", "note", "chapter", "roman", "letter", "appendix", "arabic", "sub", "labelled"
+    "part",
+    "item",
+    "note",
+    "chapter",
+    "roman",
+    "letter",
+    "appendix",
+    "arabic",
+    "sub",
+    "labelled",
 )
 # A gap wider than this many body lines (or none: first line of a page) counts as this.
 MAX_GAP_LINES = 10.0
@@ -175,7 +184,11 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
 
 
 def _features(
-    line: Line, previous: Line | None, following: Line | None, position: float, stats: _DocumentStats
+    line: Line,
+    previous: Line | None,
+    following: Line | None,
+    position: float,
+    stats: _DocumentStats,
 ) -> list[float]:
     text = line.text
     title = clean_title(text)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ingest.heading_features import NUMBER_ONLY, FEATURES, could_be_heading, feature_matrix
+from ingest.heading_features import FEATURES, NUMBER_ONLY, could_be_heading, feature_matrix
 from ingest.headings import HEADING_THRESHOLD
 from ingest.numbering import clean_title, parse_numbering
 from ingest.typography import Line, PageText, body_size, document_lines, looks_like_heading
@@ -156,7 +156,9 @@ def candidates_from_scores(lines: list[Line], scores: np.ndarray) -> list[Headin
 
 
 def _line_height(lines: list[Line], body: float) -> float:
-    heights = [ln.box[3] - ln.box[1] for ln in lines if ln.merged == 1 and abs(ln.size - body) < 0.3]
+    heights = [
+        ln.box[3] - ln.box[1] for ln in lines if ln.merged == 1 and abs(ln.size - body) < 0.3
+    ]
     return float(np.median(heights)) if heights else body * 1.2
 
 

@@ -35,9 +35,42 @@ LABELLED = re.compile(
 )
 # Words that introduce a number without naming a heading ("Figure 3", "Line 12", "Page 4").
 NOT_LABELS = frozenset(
-    {"figure", "fig", "table", "page", "line", "lines", "form", "exhibit", "schedule", "step",
-     "phase", "version", "rev", "vol", "volume", "no", "number", "equation", "example", "the",
-     "a", "an", "and", "of", "in", "for", "to", "with", "from", "by", "at", "on", "our", "all"}
+    {
+        "figure",
+        "fig",
+        "table",
+        "page",
+        "line",
+        "lines",
+        "form",
+        "exhibit",
+        "schedule",
+        "step",
+        "phase",
+        "version",
+        "rev",
+        "vol",
+        "volume",
+        "no",
+        "number",
+        "equation",
+        "example",
+        "the",
+        "a",
+        "an",
+        "and",
+        "of",
+        "in",
+        "for",
+        "to",
+        "with",
+        "from",
+        "by",
+        "at",
+        "on",
+        "our",
+        "all",
+    }
 )
 SPLIT_SMALL_CAPS = re.compile(r"\b([A-Z]) ([A-Z]{2,})\b")
 
@@ -169,8 +202,19 @@ def numbering_prefix(title: str) -> str:
     if parse_numbering(title) is None:
         return ""
     for pattern in (
-        PART, ITEM, NOTE, CHAPTER, LOWER_LETTER, PAREN_NUMBER,
-        APPENDIX, LETTER_SUB, ROMAN, DOTTED_LETTER, BARE_LETTER, ARABIC, LABELLED,
+        PART,
+        ITEM,
+        NOTE,
+        CHAPTER,
+        LOWER_LETTER,
+        PAREN_NUMBER,
+        APPENDIX,
+        LETTER_SUB,
+        ROMAN,
+        DOTTED_LETTER,
+        BARE_LETTER,
+        ARABIC,
+        LABELLED,
     ):
         match = pattern.match(title)
         if match:

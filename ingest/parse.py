@@ -19,10 +19,10 @@ from typing import Any, TypedDict
 import pymupdf
 
 from ingest.errors import ParserUnavailableError
+from ingest.heading_model import heading_candidates
 from ingest.layout import PageLayout, page_layout
 from ingest.locate import normalize
 from ingest.pdf_checks import open_checked_pdf
-from ingest.heading_model import heading_candidates
 from store.settings import ParserSettings
 from store.types import HeadingCandidate, PageImage, SectionEntry
 

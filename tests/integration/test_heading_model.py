@@ -48,7 +48,11 @@ def test_long_documents_get_their_sections_without_bookmarks(tmp_path: Path) -> 
         name = Path(record["source"]).name
         results[name] = compare(_reference(name), library.tree(record["doc_id"]))
         assert record["structure"] in ("toc", "headings")
-    print(json.dumps({name: {k: v for k, v in r.items() if k != "missed"} for name, r in results.items()}))
+    print(
+        json.dumps(
+            {name: {k: v for k, v in r.items() if k != "missed"} for name, r in results.items()}
+        )
+    )
     assert set(results) == set(DOCUMENTS)
     for name, result in results.items():
         assert result["title_recall"] >= 0.9, (name, result)

@@ -48,3 +48,24 @@ def test_headings_on_contents_pages_are_never_added() -> None:
     pages = ["Contents\nII. Interpretation\nStray Heading", *PAGES[1:]]
     entries = deepen(LISTED, [cand(1, "Stray Heading", 14)], pages, [[1, 0, len(pages[0])]])
     assert [e["title"] for e in entries] == [e["title"] for e in LISTED]
+
+
+def test_the_contents_node_covers_only_its_own_pages() -> None:
+    """A heading printed after the contents list, before the first listed section, stands
+    beside the contents node instead of under it."""
+    pages = [
+        "Table of Contents\nII. Interpretation 2",
+        "Forward-Looking Statements\n\ntext",
+        *PAGES[1:],
+    ]
+    listed = [
+        SectionEntry(level=1, title="Table of Contents", start_page=1),
+        *[SectionEntry(**{**e, "start_page": e["start_page"] + 1}) for e in LISTED],
+    ]
+    spans = [[1, len("Table of Contents\n"), len(pages[0])]]
+    entries = deepen(listed, [cand(2, "Forward-Looking Statements", 14)], pages, spans)
+    assert [(e["level"], e["title"]) for e in entries][:3] == [
+        (1, "Table of Contents"),
+        (1, "Forward-Looking Statements"),
+        (1, "II. Interpretation"),
+    ]

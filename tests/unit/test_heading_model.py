@@ -115,8 +115,15 @@ def _labelled(name: str, rows: int, seed: int) -> LabelledDocument:
     features = generator.normal(size=(rows, len(FEATURES))).astype(np.float32)
     labels = (features[:, 0] + 0.3 * features[:, 2] > 1.0).astype(np.int8)
     lines = [
-        Line(page=1, text=f"line {i}", size=10 + float(labels[i]), bold=bool(labels[i]),
-             y_frac=0.5, block_lines=1, chars=6)
+        Line(
+            page=1,
+            text=f"line {i}",
+            size=10 + float(labels[i]),
+            bold=bool(labels[i]),
+            y_frac=0.5,
+            block_lines=1,
+            chars=6,
+        )
         for i in range(rows)
     ]
     return LabelledDocument(name, "report", lines, features, labels)
@@ -155,7 +162,7 @@ def test_a_saved_model_loads_and_refuses_other_features(tmp_path: Path) -> None:
     data: dict[str, Any] = json.loads((tmp_path / "model.json").read_text())
     data["features"] = data["features"][:-1]
     (tmp_path / "old.json").write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="evals.train_headings"):
+    with pytest.raises(ValueError, match=r"evals\.train_headings"):
         HeadingModel.load(tmp_path / "old.json")
 
 
