@@ -109,22 +109,6 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
     for line in lines:
         short = [o for o in row_cells[id(line)] if len(o.text.split()) <= TABLE_CELL_WORDS]
         line.in_table = any(FIGURE_CELL.search(o.text) for o in short) or len(short) >= 2
-    _mark_line_items(by_top)
-
-
-def _mark_line_items(by_top: list[Line]) -> None:
-    """A label between two table rows of its column is a line item of that table ("Current
-    assets" between the rows of a balance sheet), not a heading."""
-    flagged = []
-    for index, line in enumerate(by_top):
-        if line.in_table:
-            continue
-        above = next((o for o in reversed(by_top[:index]) if _overlap_x(o, line)), None)
-        below = next((o for o in by_top[index + 1 :] if _overlap_x(o, line)), None)
-        if above is not None and below is not None and above.in_table and below.in_table:
-            flagged.append(line)
-    for line in flagged:
-        line.in_table = True
 
 
 def _same_row(a: Line, b: Line) -> bool:
