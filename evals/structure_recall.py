@@ -35,9 +35,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from evals.outlined import OutlinedDocument, outlined_documents
+from evals.train_headings import page_texts
 from ingest.context import STRUCTURE_MODES
 from ingest.heading_model import HeadingModel, candidates_from_scores
 from ingest.locate import mask_spans
@@ -46,6 +48,7 @@ from ingest.parse import ParsedPDF, parse_pdf
 from ingest.split import headings_within, split_oversized
 from ingest.structure import extract_structure
 from ingest.tree import build_tree, to_tree_nodes
+from ingest.typography import document_lines
 from ingest.verify import insert_abstract, verify_entries
 from store.types import HeadingCandidate, TreeNode
 
@@ -216,8 +219,12 @@ def evaluate(
     folds: bool = False,
     only: list[str] | None = None,
     progress: bool = True,
+    without_model: bool = False,
 ) -> dict[str, Any]:
     """Score every outlined document; with ``folds`` also leave-one-document-out.
+
+    ``without_model`` scores the typographic rule's candidates alone (the ablation of the
+    heading model).
 
     Returns ``{"documents": {name: result}, "overall": ..., "kinds": ...}`` and, with folds,
     the same under ``"left_out"``. A document that cannot be parsed counts with nothing found
@@ -245,9 +252,8 @@ def evaluate(
                 }
                 fitted[document.name] = left_out[document.name] = failed
                 continue
-            fitted[document.name] = _scored(
-                document, parsed, structure, ignore_outline, parsed["candidates"]
-            )
+            candidates = _rule_candidates(document) if without_model else parsed["candidates"]
+            fitted[document.name] = _scored(document, parsed, structure, ignore_outline, candidates)
             if fold_candidates is not None:
                 left_out[document.name] = _scored(
                     document, parsed, structure, ignore_outline, fold_candidates(document.name)
@@ -265,6 +271,12 @@ def evaluate(
             "kinds": by_kind(left_out),
         }
     return results
+
+
+def _rule_candidates(document: OutlinedDocument) -> list[HeadingCandidate]:
+    """The candidates of the typographic rule alone: every line scored zero by the model."""
+    lines = document_lines(page_texts(document.pdf))
+    return candidates_from_scores(lines, np.zeros(len(lines)))
 
 
 def _fold_candidates(data_dir: Path, progress: bool) -> FoldCandidates:
@@ -359,12 +371,24 @@ def main(argv: list[str] | None = None) -> int:
         help="also score each document with a heading model trained without it (needs "
         "scikit-learn: pip install -e '.[dev]')",
     )
+    parser.add_argument(
+        "--without-model",
+        action="store_true",
+        help="score the typographic rule's heading candidates alone (the model's ablation)",
+    )
     parser.add_argument("--only", nargs="+", help="score only these documents (file names)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    if args.folds and args.without_model:
+        parser.error("--without-model scores no model, so it has no folds: use one or the other")
     try:
         results = evaluate(
-            Path(args.data), args.structure, args.ignore_outline, args.folds, args.only
+            Path(args.data),
+            args.structure,
+            args.ignore_outline,
+            args.folds,
+            args.only,
+            without_model=args.without_model,
         )
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)

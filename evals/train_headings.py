@@ -236,6 +236,20 @@ def load_training(data_dir: Path, progress: bool = True) -> list[LabelledDocumen
     return [labelled(document) for document in bar]
 
 
+def check(shipped: HeadingModel, documents: list[LabelledDocument], where: str) -> int:
+    """0 when ``shipped`` is what training on ``documents`` produces: the recorded hash of the
+    training data and parameters matches, and retraining gives the same trees."""
+    if shipped.training.get("digest") != training_digest(documents):
+        print(f"{where}: NOT trained on this data (run python -m evals.train_headings)")
+        return 1
+    retrained = fit(documents)
+    if (retrained.baseline, retrained.trees) != (shipped.baseline, shipped.trees):
+        print(f"{where}: trained on this data, but retraining gives other trees")
+        return 1
+    print(f"{where}: trained on this data; retraining gives the same trees")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--data", default="../shared/data", help="development data folder")
@@ -243,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 unless the model at --out was trained on this data",
+        help="write nothing; exit 1 unless the model at --out is what training on this data "
+        "produces (its recorded data hash, then a retraining)",
     )
     args = parser.parse_args(argv)
     try:
@@ -252,11 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.check:
-        shipped = HeadingModel.load(Path(args.out))
-        expected = training_digest(documents)
-        same = shipped.training.get("digest") == expected
-        print(f"{args.out}: {'trained on this data' if same else 'NOT trained on this data'}")
-        return 0 if same else 1
+        return check(HeadingModel.load(Path(args.out)), documents, args.out)
     model = fit(documents)
     model.save(Path(args.out))
     positives = sum(int(d.labels.sum()) for d in documents)
