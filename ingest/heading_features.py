@@ -40,7 +40,7 @@ MAX_HEADING_LINE_WORDS = 30
 # A bare number ("1.1", "IV.", "Chapter 3") printed apart from its title (beside or above it).
 NUMBER_ONLY = re.compile(
     r"^(?:(?:part|chapter|section|article|appendix|item|note)\s+)?"
-    r"(?:\d{1,2}(?:\.\d{1,2})*|[IVXivx]{1,5}|[A-Z])\.?$",
+    r"(?:\d{1,2}(?:\.\d{1,2})*|[IVXivx]{1,5}|[A-Z](?:\.\d{1,2})*)\.?$",
     re.IGNORECASE,
 )
 LEADER = re.compile(r"(?:[.·…_]\s*){4,}")

@@ -165,12 +165,14 @@ def _line_height(lines: list[Line], body: float) -> float:
 def _continues(previous: tuple[Line, float], line: Line, height: float) -> bool:
     """Whether ``line`` finishes the heading kept just before it on the same page."""
     first, score = previous
-    if score < HEADING_THRESHOLD or first.page != line.page:
+    if first.page != line.page:
         return False
     gap = line.box[1] - first.box[3]
-    if NUMBER_ONLY.match(first.text.strip()):
+    if NUMBER_ONLY.match(first.text.strip()):  # kept by the model or the rule alike
         beside = abs(line.box[1] - first.box[1]) < height
         return beside or -height < gap < NUMBER_GAP_LINES * height
+    if score < HEADING_THRESHOLD:
+        return False
     own_number = parse_numbering(clean_title(line.text)) is not None
     same_look = abs(first.size - line.size) < 0.3 and first.bold == line.bold
     return same_look and not own_number and -height < gap < WRAP_GAP_LINES * height

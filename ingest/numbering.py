@@ -13,7 +13,14 @@ ITEM = re.compile(
     re.IGNORECASE,
 )
 NOTE = re.compile(r"^(?P<num>note\s+\d{1,2})\b[.:]?\s*(?:[-–—:]\s*)?(?P<rest>\S.*)$", re.I)
-CHAPTER = re.compile(r"^(?P<num>chapter\s+(\d{1,2}|[IVX]{1,4}))\b[.:]?\s*(?P<rest>.*)$", re.I)
+# "Chapter 4", "CHAPTER IV", "CHAPTER ONE" (numbers spelled out up to twenty).
+SPELLED = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    "sixteen|seventeen|eighteen|nineteen|twenty"
+)
+CHAPTER = re.compile(
+    rf"^(?P<num>chapter\s+(\d{{1,2}}|[IVX]{{1,4}}|{SPELLED}))\b[.:]?\s*(?P<rest>.*)$", re.I
+)
 LOWER_LETTER = re.compile(r"^(?P<num>[a-z])[.)]\s+(?P<rest>\S.*)$")
 PAREN_NUMBER = re.compile(r"^(?P<num>\((\d{1,2}|[a-z]|[ivx]{1,4})\))\s+(?P<rest>\S.*)$")
 ROMAN = re.compile(r"^(?P<num>[IVX]{1,5})[.)]\s+(?P<rest>\S.*)$")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.numbering import LevelAssigner, Numbering, clean_title, parse_numbering
+from ingest.numbering import (
+    LevelAssigner,
+    Numbering,
+    clean_title,
+    numbering_prefix,
+    parse_numbering,
+)
 
 
 @pytest.mark.parametrize(
@@ -140,3 +146,31 @@ def test_filing_levels_part_item_note() -> None:
 
 def test_items_without_parts_are_top_level() -> None:
     assert _levels(["Item 2.02 Results of Operations", "Item 9.01 Exhibits"]) == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("title", "prefix", "scheme", "depth"),
+    [
+        ("CHAPTER ONE INTRODUCTION", "CHAPTER ONE ", "chapter", 1),
+        ("Strategy 1.02: Create a work environment", "Strategy 1.02: ", "labelled", 2),
+        ("Strategic Goal 3: Serve as the thought leader", "Strategic Goal 3: ", "labelled", 1),
+        ("Task 1.1.1.1 Outreach", "Task 1.1.1.1 ", "labelled", 4),
+        ("Exhibit 2.3.59-4 Command Code BMFOL", "Exhibit 2.3.59-4 ", "appendix", 1),
+        ("2.3.59-1 Command Code BMFOL", "2.3.59-1 ", "arabic", 3),
+        ("Schedule II Valuation and Qualifying Accounts", "Schedule II ", "appendix", 1),
+    ],
+)
+def test_labelled_spelled_and_exhibit_numbering(
+    title: str, prefix: str, scheme: str, depth: int
+) -> None:
+    numbering = parse_numbering(title)
+    assert numbering is not None and (numbering.scheme, numbering.depth) == (scheme, depth)
+    assert numbering_prefix(title) == prefix
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Figure 3. Overview of the system", "Line 12 Other income", "The 2 Things", "Phase 2 plan"],
+)
+def test_words_before_a_number_that_name_no_heading(title: str) -> None:
+    assert parse_numbering(title) is None
