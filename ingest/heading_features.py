@@ -18,7 +18,7 @@ import numpy as np
 from ingest.headings import reads_like_title, running_key
 from ingest.layout import PAGE_TOKEN
 from ingest.numbering import clean_title, parse_numbering
-from ingest.typography import Line, body_size, looks_like_heading, same_style
+from ingest.typography import Line, body_line_height, body_size, looks_like_heading, same_style
 
 SCHEMES = (
     "part",
@@ -141,7 +141,6 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
     body = body_size(lines)
     fonts: Counter[str] = Counter()
     lefts: Counter[float] = Counter()
-    heights: list[float] = []
     sizes: Counter[float] = Counter()
     styles: Counter[tuple[float, bool]] = Counter()
     style_pages: dict[tuple[float, bool], set[int]] = defaultdict(set)
@@ -161,8 +160,6 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
         if abs(line.size - body) < 0.3:
             fonts[line.font] += line.chars
             lefts[round(line.box[0])] += line.chars
-            if line.merged == 1:
-                heights.append(line.box[3] - line.box[1])
     total_chars = sum(sizes.values()) or 1
     larger = {
         size: sum(c for s, c in sizes.items() if s > size + 0.25) / total_chars for size in sizes
@@ -172,7 +169,7 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
         body=body,
         body_font=fonts.most_common(1)[0][0] if fonts else "",
         body_left=float(lefts.most_common(1)[0][0]) if lefts else 0.0,
-        line_height=float(np.median(heights)) if heights else body * 1.2,
+        line_height=body_line_height(lines, body),
         larger_chars=larger,
         style_chars={style: chars / total_chars for style, chars in styles.items()},
         style_pages={style: len(found) / pages for style, found in style_pages.items()},

@@ -25,8 +25,15 @@ import numpy as np
 from ingest.heading_features import FEATURES, NUMBER_ONLY, could_be_heading, feature_matrix
 from ingest.headings import HEADING_THRESHOLD
 from ingest.numbering import clean_title, parse_numbering
-from ingest.typography import Line, PageText, body_size, document_lines, looks_like_heading
-from ingest.typography import merge_lines as merged
+from ingest.typography import (
+    Line,
+    PageText,
+    body_line_height,
+    body_size,
+    document_lines,
+    looks_like_heading,
+    merge_lines,
+)
 from store.types import HeadingCandidate
 
 MODEL_FILE = Path(__file__).parent / "models" / "heading_model.json"
@@ -135,13 +142,13 @@ def candidates_from_scores(lines: list[Line], scores: np.ndarray) -> list[Headin
     """Heading candidates from scored lines: a number printed apart and a title wrapped over
     lines are joined to the heading they belong to."""
     body = body_size(lines)
-    height = _line_height(lines, body)
+    height = body_line_height(lines, body)
     kept: list[tuple[Line, float]] = []
     for line, score in zip(lines, scores.tolist(), strict=True):
         heading = score >= HEADING_THRESHOLD
         if kept and heading and _continues(kept[-1], line, height):
             previous, previous_score = kept.pop()
-            line, score = merged([previous, line]), max(previous_score, score)
+            line, score = merge_lines([previous, line]), max(previous_score, score)
         if heading or looks_like_heading(line, body):
             kept.append((line, score))
     return [
@@ -155,13 +162,6 @@ def candidates_from_scores(lines: list[Line], scores: np.ndarray) -> list[Headin
         )
         for line, score in kept
     ]
-
-
-def _line_height(lines: list[Line], body: float) -> float:
-    heights = [
-        ln.box[3] - ln.box[1] for ln in lines if ln.merged == 1 and abs(ln.size - body) < 0.3
-    ]
-    return float(np.median(heights)) if heights else body * 1.2
 
 
 def _continues(previous: tuple[Line, float], line: Line, height: float) -> bool:

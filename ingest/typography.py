@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ingest.locate import REVISION_DATE
 from ingest.numbering import clean_title, parse_numbering
 
@@ -74,7 +76,7 @@ def page_lines(number: int, text: dict[str, Any], height: float) -> list[Line]:
         lines = [_line_record(number, raw, height, width) for raw in block["lines"]]
         for run in _style_runs([line for line in lines if line.text]):
             if len(run) <= MAX_MERGED_LINES:
-                out.append(_merge(run))
+                out.append(merge_lines(run))
                 continue
             for line in run:
                 line.block_lines = len(run)
@@ -168,10 +170,6 @@ def same_style(a: Line, b: Line) -> bool:
 
 def merge_lines(lines: list[Line]) -> Line:
     """One line from consecutive lines: texts joined, box united, the first line's style."""
-    return _merge(lines)
-
-
-def _merge(lines: list[Line]) -> Line:
     first = lines[0]
     return Line(
         page=first.page,
@@ -193,6 +191,14 @@ def _merge(lines: list[Line]) -> Line:
         merged=sum(x.merged for x in lines),
         page_width=first.page_width,
     )
+
+
+def body_line_height(lines: list[Line], body: float) -> float:
+    """The median height of single body-size lines: the unit of vertical white space."""
+    heights = [
+        ln.box[3] - ln.box[1] for ln in lines if ln.merged == 1 and abs(ln.size - body) < 0.3
+    ]
+    return float(np.median(heights)) if heights else body * 1.2
 
 
 def body_size(lines: list[Line]) -> float:
