@@ -22,6 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.context import AgentContext
 from graph.state import Step
 from graph.trajectory.checkpoints import OWNER_PID, sqlite_checkpointer
+from store.faults import StorageError
 
 
 class RunFailedError(RuntimeError):
@@ -69,7 +70,8 @@ def _record_failure(
 ) -> RunFailedError:
     """End the thread's run as ``failed`` with the reason (as if ``finish`` had run, so no node
     is left pending) and return the error to raise."""
-    detail = f"{type(exc).__name__}: {exc}".splitlines()[0].rstrip(": ")
+    named = str(exc) if isinstance(exc, StorageError) else f"{type(exc).__name__}: {exc}"
+    detail = named.splitlines()[0].rstrip(": ")
     ended = {"status": "failed", "status_detail": detail, "answer": "", "citations": []}
     graph.update_state(config, ended, as_node="finish")
     thread_id = config["configurable"]["thread_id"]

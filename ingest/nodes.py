@@ -34,6 +34,7 @@ from ingest.structure import EMPTY_LAYOUT, extract_structure
 from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
 from ingest.verify import insert_abstract, verify_entries
 from store.chat import chat_model
+from store.faults import StorageError, storage_error
 from store.library import DocumentRecord, Library, write_json
 from store.settings import ServerSettings, default_library_dir
 from store.types import InvalidDocId, SectionEntry, VerificationReport, checked_doc_id, walk
@@ -64,16 +65,23 @@ def guarded(name: str) -> Callable[[Node], Node]:
                 LOG.debug("%s failed for %s", name, state.get("source", "?"), exc_info=True)
                 if state.get("staging"):
                     shutil.rmtree(state["staging"], ignore_errors=True)
-                reason = (
-                    str(exc)
-                    if isinstance(exc, IngestError)
-                    else f"{name} failed: {type(exc).__name__}: {exc}"
-                )
+                reason = failure_reason(name, exc, Path(runtime.context.library))
                 return {"status": "failed", "error": reason.splitlines()[0]}
 
         return run
 
     return wrap
+
+
+def failure_reason(node: str, exc: Exception, library: Path) -> str:
+    """One line for a document's failure: ours and the disk's say it in their own words."""
+    if isinstance(exc, OSError):
+        fault = storage_error(exc, library, "write the document")
+        if fault is not None:
+            return str(fault)
+    if isinstance(exc, IngestError | StorageError):
+        return str(exc)
+    return f"{node} failed: {type(exc).__name__}: {exc}"
 
 
 def _model(runtime: Runtime[IngestContext]) -> BaseChatModel | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from store.entries import EmbeddedEntry, stored_entries
+from store.faults import ReadOnlyLibrary, require_space, writable
 from store.index import StructuralIndex
 from store.library import Library
 from store.locks import write_depth, write_lock
@@ -52,12 +53,20 @@ class Catalog:
         changes the library; taken before the index is opened for writing, it waits
         VECTREE_WRITE_WAIT for another writer, then fails in one line naming it. When the
         outermost such block of a process ends, the index is settled
-        (``StructuralIndex.settle``)."""
+        (``StructuralIndex.settle``). A library on a read-only filesystem is refused at once,
+        in one line (``ReadOnlyLibrary``)."""
         root = self.library.root
+        if not writable(root):
+            raise ReadOnlyLibrary(root, f"run `{command}`")
         with write_lock(root, command, self.index.settings.write_wait_s):
             yield
             if write_depth(root) == 1 and self.index.opened:
                 self.index.settle()
+
+    def require_space(self, extra: int, what: str) -> None:
+        """``NoSpace`` in one line, before anything is written, unless the disk holds what the
+        index may take on its next writes plus ``extra`` bytes of library files."""
+        require_space(self.library.root, self.index.write_space_needed() + extra, what)
 
     def publish(self, doc_id: str, staging: Path, entries: list[EmbeddedEntry]) -> None:
         """Index entries (hidden), make the folder visible, then make the entries searchable."""
@@ -97,6 +106,14 @@ class Catalog:
         self.index.mark_committed(doc_id)
         self.library.bump_index_version()
         return len(entries)
+
+    def move_index_aside(self) -> Path:
+        """Move an unreadable embedded index aside (nothing deleted) while owning it with its
+        shards closed; the next write starts a new one. Returns where it went."""
+        with self.index.closed():
+            target = self.library.move_index_aside()
+        self.library.bump_index_version()
+        return target
 
     def quarantine(self, doc_id: str) -> Path:
         """Take a damaged document out of use without losing it: its folder moves to

@@ -7,6 +7,13 @@ cannot be rebuilt: a damaged document moves to ``quarantine/`` (out of sight, no
 lost index entries are rebuilt from the document's files, index entries of a missing document
 are dropped, and what interrupted runs left behind is finished by ``Catalog.reconcile``. A
 damaged ``checkpoints.sqlite`` is quarantined too, so the next question starts a fresh one.
+
+The index is derived data. Every shard is read through by a child process first
+(``store.shard_probe``: some damage aborts the process that opens it); one that cannot be read
+is moved aside into ``quarantine/index.N/`` and the index is rebuilt from the documents' own
+files, with a progress bar. A repair killed at any moment leaves either the unreadable index
+(moved aside by the next repair) or a partial new one, whose missing and unpublished entries the
+next ``check --repair`` finds and writes like any others.
 """
 
 from __future__ import annotations
@@ -14,13 +21,16 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tqdm import tqdm
+
 from store.catalog import Catalog, Unfinished
 from store.entries import stored_entries
+from store.faults import IndexUnreadable, writable
 from store.library import DamagedFile, DocumentRecord, Library
 from store.types import DOC_ID_PATTERN, walk
 
@@ -118,9 +128,12 @@ def check_library(catalog: Catalog, repair: bool = False, migrate: bool = False)
     (``StructuralIndex.migrate``) and report what was converted.
 
     The library's write lock is held throughout: a writer half way through publishing would
-    look damaged, and a repair must not race it.
+    look damaged, and a repair must not race it. A library on a read-only filesystem has no
+    writer to wait for, so it is checked without the lock (and refuses repairs).
     """
-    with catalog.writing("vectree check --repair" if repair else "vectree check"):
+    command = "vectree check --repair" if repair else "vectree check"
+    read_only = not (repair or migrate or writable(catalog.library.root))
+    with nullcontext() if read_only else catalog.writing(command):
         migrated = catalog.index.migrate() if migrate else None
         folders = document_folders(catalog.library)
         found = find_damage(catalog, folders)
@@ -144,7 +157,30 @@ def document_folders(library: Library) -> list[str]:
 
 def find_damage(catalog: Catalog, folders: list[str]) -> list[Damage]:
     """Every problem, changing nothing: unfinished runs, each document's files and index
-    entries, index entries without a document, the checkpoints file."""
+    entries, index entries without a document, the checkpoints file. An index that cannot be
+    read is one problem, listed first: it is rebuilt from the sound documents before anything
+    else is repaired (each other repair needs a readable index). Its entries are not compared
+    with the documents."""
+    try:
+        unreadable = [Damage(None, f, p, REBUILD) for f, p in catalog.index.verify().items()]
+        if not unreadable:
+            return readable_index_damage(catalog, folders)
+    except IndexUnreadable as exc:
+        unreadable = [Damage(None, exc.folder, exc.problem, REBUILD)]
+    damage = unreadable + [
+        Damage(doc_id, str(p.path), p.problem, QUARANTINE)
+        for doc_id in folders
+        for p in file_problems(catalog.library, doc_id)
+    ]
+    damage.extend(
+        Damage(p.name.split(".")[0], str(p), "left by an interrupted ingest", CLEAR_STAGING)
+        for p in catalog.library.abandoned_staging()
+    )
+    return [*damage, *checkpoints_damage(catalog.library.checkpoints_file)]
+
+
+def readable_index_damage(catalog: Catalog, folders: list[str]) -> list[Damage]:
+    """Every problem of a library whose index can be read."""
     left = catalog.unfinished()
     where = catalog.index.location
     damage = unfinished_damage(left, catalog.library, where)
@@ -384,6 +420,16 @@ def _drop(catalog: Catalog, damage: Damage) -> None:
     catalog.remove(_doc_id(damage))
 
 
+def _rebuild(catalog: Catalog, damage: Damage) -> None:
+    """An unreadable index: move it aside, then write every sound document's entries again."""
+    aside = catalog.move_index_aside()
+    LOG.warning("moved the unreadable index aside to %s; rebuilding it from the documents", aside)
+    library = catalog.library
+    sound = [d for d in document_folders(library) if not file_problems(library, d)]
+    for doc_id in tqdm(sound, desc="rebuilding the index", unit="doc", disable=None):
+        catalog.reindex(doc_id)
+
+
 def _doc_id(damage: Damage) -> str:
     """The document a per-document repair acts on (every such problem names one)."""
     if damage.doc_id is None:
@@ -398,3 +444,4 @@ CLEAR_STAGING = Fix(_reconcile, "removed abandoned staging", whole_library=True)
 FINISH_REMOVAL = Fix(_reconcile, "finished removal", whole_library=True)
 PUBLISH = Fix(_reconcile, "made index entries searchable", whole_library=True)
 UNDO_PUBLISH = Fix(_reconcile, "dropped index entries", whole_library=True)
+REBUILD = Fix(_rebuild, "rebuilt the index from the documents", whole_library=True)

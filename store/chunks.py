@@ -49,7 +49,7 @@ DENSE_CHUNK_TOKENS = 800
 DENSE_CHUNK_OVERLAP = 400
 RIT_CHUNK_TOKENS = 512
 SCHEMES = ("dense", "rit")
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 """Bumped whenever chunking changes: manifests are per version, so older chunks are rebuilt."""
 
 
@@ -134,7 +134,17 @@ def _window(tokens: list[_Token], texts: dict[int, str]) -> tuple[tuple[int, str
 def _windows(size: int, overlap: int, word_starts: list[bool]) -> list[tuple[int, int]]:
     """[start, end) token windows of at most ``size`` tokens, each next one starting
     ``size - overlap`` tokens later; both ends snap back to word starts, so no window cuts a
-    word in two (unless a single word is longer than the window)."""
+    word in two (unless a single word is longer than the window).
+
+    Every window starts after the one before, whatever the text: where snapping the overlap
+    back would land on (or before) the current start — a run of tokens with no word start, such
+    as table cells joined without spaces — the next window starts where this one ended. So a
+    text of ``n`` tokens gives at most ``n`` windows.
+    """
+    if size < 1 or not 0 <= overlap < size:
+        raise ValueError(
+            f"window of {size} tokens with an overlap of {overlap}: need 0 <= overlap < size"
+        )
     total = len(word_starts)
     spans: list[tuple[int, int]] = []
     start = 0
@@ -143,7 +153,8 @@ def _windows(size: int, overlap: int, word_starts: list[bool]) -> list[tuple[int
         spans.append((start, end))
         if end == total:
             break
-        start = _snap(word_starts, end - overlap, start) if overlap else end
+        overlapped = _snap(word_starts, end - overlap, start) if overlap else end
+        start = overlapped if start < overlapped < end else end
     return spans
 
 

@@ -13,12 +13,27 @@ the library's index lock (``store.locks.own_index``), and a lender thread gives 
 between two operations whenever another process waits for it; the next operation takes it
 again. Each shard's leftovers of an optimisation killed half way (``temp_segments/``) are
 removed when it is opened, which is safe because nobody else can be optimising it then.
+
+Damage and disks (``store.faults``): every engine error becomes :class:`IndexUnreadable`, one
+line naming the shard, whose remedy (``vectree check --repair``) rebuilds the index from the
+documents. A shard not closed cleanly by this code since its files last changed (its
+``STAMP_FILE`` no longer matches them) is read through by a child process before this one
+opens it (``store.shard_probe``), since some damage aborts the process that opens it. Free
+space is checked before a shard is opened and before each write, so the engine never touches
+a memory-mapped page the disk cannot back (SIGBUS). A library on a read-only filesystem is
+searched in a private, sparse copy of its shards (``read_only_copy``) and refuses writes.
 """
 
 from __future__ import annotations
 
+import atexit
+import errno
+import hashlib
+import json
 import logging
+import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,13 +46,29 @@ import qdrant_edge as edge
 from qdrant_client import models
 from qdrant_client.http import models as rest
 
+from store.faults import (
+    MIB,
+    IndexUnreadable,
+    ReadOnlyLibrary,
+    StorageError,
+    require_space,
+    storage_error,
+    unallocated_bytes,
+    writable,
+)
 from store.library import read_json, write_json
 from store.locks import POLL_S, index_wanted, own_index, unflock
+from store.shard_probe import META_FILE, probe, shard_config
 
 LOG = logging.getLogger(__name__)
-META_FILE = "vectree-collection.json"
-"""Written last when a collection is created, so a folder without it is a creation cut short."""
 TEMP_SEGMENTS = "temp_segments"
+STAMP_FILE = "vectree-closed-cleanly.json"
+"""A digest of a shard's files written right after this code flushed and closed it: while it
+matches, the shard is opened without a probe."""
+FRESH_SHARD_BYTES = 200 * MIB
+"""What the engine pre-allocates for a new shard or segment (measured: 195 MiB of sparse files
+for a new collection: two 32 MiB log segments, 32 MiB vector, payload and BM25 pages, the
+payload indexes)."""
 T = TypeVar("T")
 _SCHEMAS = {
     models.PayloadSchemaType.KEYWORD: edge.PayloadSchemaType.Keyword,
@@ -73,14 +104,24 @@ class EdgeClient:
     the library's index (see the module docstring). One instance per folder and process
     (``edge_client``); every method is safe to call from several threads."""
 
-    def __init__(self, folder: Path, lock_root: Path | None, wait_s: float, threads: int) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        lock_root: Path | None,
+        wait_s: float,
+        threads: int,
+        source: Path | None = None,
+    ) -> None:
         """``folder`` holds one shard per collection; ``lock_root`` is the library folder whose
-        index lock guards them (None: the caller holds it already, as a migration does)."""
+        index lock guards them (None: the caller holds it already, as a migration does, or the
+        folder is a private copy); ``source`` is the read-only folder ``folder`` copies."""
         self.folder = folder
+        self.source = source
         self.lock_root = lock_root
         self.wait_s = wait_s
         self.threads = threads
         self._shards: dict[str, edge.EdgeShard] = {}
+        self._written: set[str] = set()
         self._lock_fd: int | None = None
         self._mutex = threading.RLock()
         self._lender: threading.Thread | None = None
@@ -122,9 +163,19 @@ class EdgeClient:
             shard = self._shards.pop(name)
             shard.flush()
             shard.close()
+            if self.source is None:
+                stamp_clean_close(self._path(name))
         if self._lock_fd is not None:
             unflock(self._lock_fd)
             self._lock_fd = None
+
+    @contextmanager
+    def closed(self) -> Iterator[None]:
+        """Own the index with every shard closed for the block (to move its folder aside)."""
+        with self._owned():
+            for name in list(self._shards):
+                self._shards.pop(name).close()
+            yield
 
     def close(self) -> None:
         """Flush, close the shards and let go of the index (the client stays usable: the next
@@ -143,31 +194,39 @@ class EdgeClient:
         return self.folder / name
 
     def _shard(self, name: str) -> edge.EdgeShard:
-        """The open shard of a collection (opened and cleaned on first use); owned already."""
+        """The open shard of a collection (opened and cleaned on first use); owned already.
+
+        Before opening: the space its write-ahead log will take, and a probe in a child
+        process unless the shard is as this code last closed it."""
         shard = self._shards.get(name)
         if shard is None:
             if not self.collection_exists(name):
                 raise ValueError(f"collection {name!r} does not exist in {self.folder}")
             path = self._path(name)
+            shown = self._shown(path)
             remove_stale_builders(path)
-            shard = edge.EdgeShard.load(str(path), self._config(name))
+            require_space(path, unallocated_bytes(path.glob("wal/*")), "opening its index")
+            if not closed_cleanly(path):
+                LOG.info("%s was not closed cleanly: reading it through in a child first", shown)
+                problem = probe(path)
+                if problem is not None:
+                    raise IndexUnreadable(shown, _within(path, problem))
+            try:
+                shard = edge.EdgeShard.load(str(path), self._config(name))
+            except Exception as exc:  # the engine raises plain Exception
+                raise IndexUnreadable(shown, _within(path, str(exc))) from None
             self._shards[name] = shard
         return shard
 
+    def _shown(self, path: Path) -> Path:
+        """A shard's folder as the user knows it (the library's, not a read-only copy's)."""
+        if self.source is None:
+            return path
+        return self.source / path.relative_to(self.folder)
+
     def _config(self, name: str) -> edge.EdgeConfig:
         """The shard's configuration as created, with this process's search thread bound."""
-        meta = self._meta(name)
-        return edge.EdgeConfig(
-            vectors={
-                vector: edge.EdgeVectorParams(size=int(size), distance=edge.Distance.Cosine)
-                for vector, size in meta["dense"].items()
-            },
-            sparse_vectors={
-                vector: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)
-                for vector in meta["sparse"]
-            },
-            max_search_threads=self.threads,
-        )
+        return shard_config(self._meta(name), self.threads)
 
     def _meta(self, name: str) -> dict[str, Any]:
         value: dict[str, Any] = read_json(self._path(name) / META_FILE)
@@ -175,7 +234,66 @@ class EdgeClient:
 
     def _run(self, name: str, work: Callable[[edge.EdgeShard], T]) -> T:
         with self._owned():
-            return work(self._shard(name))
+            shard = self._shard(name)
+            try:
+                return work(shard)
+            except StorageError:
+                raise
+            except Exception as exc:
+                if type(exc) is not Exception:  # ours (TypeError, ValueError): a bug, not damage
+                    raise
+                raise self._engine_error(name, exc) from None
+
+    def _write(self, name: str, work: Callable[[edge.EdgeShard], T], settled: bool = False) -> T:
+        """A write: refused on a read-only library, and unless the shard's sparse files can
+        all be filled and a new segment written. Remembered for ``written`` unless it is the
+        settling itself."""
+        if self.source is not None:
+            raise ReadOnlyLibrary(self.source, "write to its index")
+        path = self._path(name)
+        require_space(path, write_space_needed(path), "writing to its index")
+        if not settled:
+            self._written.add(name)
+        return self._run(name, work)
+
+    def written(self) -> list[str]:
+        """The collections written since the last call (what a write command settles)."""
+        with self._mutex:
+            names, self._written = sorted(self._written), set()
+        return [name for name in names if self.collection_exists(name)]
+
+    def verify(self) -> dict[str, str]:
+        """Each collection whose shard a child process cannot read through, with why (the
+        open shards are closed first, so the child never opens a held one)."""
+        problems: dict[str, str] = {}
+        with self._owned():
+            for described in self.get_collections().collections:
+                name = described.name
+                shard = self._shards.pop(name, None)
+                if shard is not None:
+                    shard.flush()
+                    shard.close()
+                    if self.source is None:
+                        stamp_clean_close(self._path(name))
+                problem = probe(self._path(name))
+                if problem is not None:
+                    problems[name] = _within(self._path(name), problem)
+        return problems
+
+    def shown_path(self, name: str) -> Path:
+        """A collection's shard folder as the user knows it."""
+        return self._shown(self._path(name))
+
+    def _engine_error(self, name: str, exc: Exception) -> StorageError:
+        """An engine error as one line: a full disk or a read-only file says so; anything
+        else is damage, rebuilt by ``vectree check --repair``."""
+        message, shown = str(exc), self._shown(self._path(name))
+        for code in (errno.ENOSPC, errno.EROFS, errno.EACCES):
+            if f"(os error {code})" in message:  # how the engine words an OS error
+                error = storage_error(OSError(code, message), shown, "write its index")
+                if error is not None:
+                    return error
+        return IndexUnreadable(shown, _within(self._path(name), message))
 
     # -- collections ---------------------------------------------------------------------------
     def collection_exists(self, collection_name: str) -> bool:
@@ -207,8 +325,11 @@ class EdgeClient:
         for sparse in (sparse_vectors_config or {}).values():
             if sparse.modifier != models.Modifier.IDF:
                 raise ValueError("only IDF-weighted sparse vectors are supported")
+        if self.source is not None:
+            raise ReadOnlyLibrary(self.source, "create an index collection")
         with self._owned():
             path = self._path(collection_name)
+            require_space(self.folder, FRESH_SHARD_BYTES, "creating its index")
             if path.exists():  # a creation cut short: no metadata, nothing searchable
                 shutil.rmtree(path)
             meta = {
@@ -218,7 +339,10 @@ class EdgeClient:
             }
             path.mkdir(parents=True)
             write_json(path / META_FILE, meta)
-            shard = edge.EdgeShard.create(str(path), self._config(collection_name))
+            try:
+                shard = edge.EdgeShard.create(str(path), self._config(collection_name))
+            except Exception as exc:
+                raise self._engine_error(collection_name, exc) from None
             self._shards[collection_name] = shard
         return True
 
@@ -226,7 +350,7 @@ class EdgeClient:
         self, collection_name: str, field_name: str, field_schema: models.PayloadSchemaType
     ) -> None:
         operation = edge.UpdateOperation.create_field_index(field_name, _SCHEMAS[field_schema])
-        self._run(collection_name, lambda shard: shard.update(operation))
+        self._write(collection_name, lambda shard: shard.update(operation))
 
     # -- writing -------------------------------------------------------------------------------
     def upsert(
@@ -236,7 +360,7 @@ class EdgeClient:
             edge.Point(id=str(p.id), vector=_vectors(p.vector), payload=p.payload) for p in points
         ]
         operation = edge.UpdateOperation.upsert_points(converted)
-        self._run(collection_name, lambda shard: shard.update(operation))
+        self._write(collection_name, lambda shard: shard.update(operation))
 
     def set_payload(
         self,
@@ -246,7 +370,7 @@ class EdgeClient:
         wait: bool = True,
     ) -> None:
         operation = edge.UpdateOperation.set_payload_by_filter(_selected(points), payload)
-        self._run(collection_name, lambda shard: shard.update(operation))
+        self._write(collection_name, lambda shard: shard.update(operation))
 
     def delete(
         self,
@@ -255,7 +379,7 @@ class EdgeClient:
         wait: bool = True,
     ) -> None:
         operation = edge.UpdateOperation.delete_points_by_filter(_selected(points_selector))
-        self._run(collection_name, lambda shard: shard.update(operation))
+        self._write(collection_name, lambda shard: shard.update(operation))
 
     def optimize(self, collection_name: str) -> bool:
         """Build the shard's indexes now (HNSW once a segment is large enough) and flush, so
@@ -266,7 +390,7 @@ class EdgeClient:
             shard.flush()
             return changed
 
-        return self._run(collection_name, work)
+        return self._write(collection_name, work, settled=True)
 
     # -- reading -------------------------------------------------------------------------------
     def count(
@@ -341,6 +465,12 @@ class EdgeClient:
             )
             for found in answers
         ]
+
+
+def _within(shard: Path, problem: str) -> str:
+    """An engine message with the shard's own folder left out of the paths it names (the
+    error already names the folder once)."""
+    return problem.replace(f"{shard}/", "").replace(str(shard), "the shard")
 
 
 def _payload_fields(selection: Any) -> bool | list[str]:
@@ -465,17 +595,99 @@ def _match(match: Any) -> Any:
     raise TypeError(f"unsupported match {type(match).__name__}")
 
 
+def write_space_needed(folder: Path) -> int:
+    """Free space a write under ``folder`` (a shard, or the whole index) may take: every
+    sparse byte the engine may still fill, plus a new segment."""
+    files = (p for p in folder.rglob("*") if p.is_file())
+    return unallocated_bytes(files) + FRESH_SHARD_BYTES
+
+
+# -- clean closes -----------------------------------------------------------------------------
+def fingerprint(shard: Path) -> str:
+    """A digest of every file of a shard (name, size, modification time), our own files aside."""
+    rows = []
+    for path in sorted(p for p in shard.rglob("*") if p.is_file()):
+        if path.name in (STAMP_FILE, META_FILE):
+            continue
+        stat = path.stat()
+        rows.append([str(path.relative_to(shard)), stat.st_size, stat.st_mtime_ns])
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def stamp_clean_close(shard: Path) -> None:
+    """Record that this code just flushed and closed the shard (best effort: a library that
+    cannot be written is probed every time instead)."""
+    try:
+        write_json(shard / STAMP_FILE, {"fingerprint": fingerprint(shard)})
+    except OSError as exc:
+        LOG.debug("could not stamp %s as closed cleanly: %s", shard, exc)
+
+
+def closed_cleanly(shard: Path) -> bool:
+    """Whether the shard's files are exactly as this code left them when it last closed it."""
+    try:
+        stamp = json.loads((shard / STAMP_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(stamp, dict) and stamp.get("fingerprint") == fingerprint(shard)
+
+
+# -- read-only libraries -------------------------------------------------------------------------
+def read_only_copy(index_folder: Path) -> Path:
+    """A private copy of a read-only library's shards (the engine writes to every shard it
+    opens), sparse like the original so it takes only the blocks that hold data; removed when
+    the process ends."""
+    copy = Path(tempfile.mkdtemp(prefix="vectree-read-only-index-"))
+    atexit.register(shutil.rmtree, copy, True)
+    target = copy / index_folder.name
+    if index_folder.is_dir():
+        require_space(copy, used_bytes(index_folder), f"a private copy of {index_folder}")
+        shutil.copytree(index_folder, target, copy_function=copy_sparse)
+    else:
+        target.mkdir()
+    return target
+
+
+def used_bytes(folder: Path) -> int:
+    """Disk blocks the files under ``folder`` occupy (what a sparse copy needs)."""
+    return sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file())
+
+
+def copy_sparse(source: str, target: str) -> str:
+    """Copy a file's data regions only, leaving its holes as holes."""
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        size = os.fstat(src.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(src.fileno(), offset, os.SEEK_DATA)
+            except OSError:  # no data after offset
+                break
+            end = os.lseek(src.fileno(), start, os.SEEK_HOLE)
+            src.seek(start)
+            dst.seek(start)
+            dst.write(src.read(end - start))
+            offset = end
+        dst.truncate(size)
+    shutil.copystat(source, target)
+    return target
+
+
 _CLIENTS: dict[Path, EdgeClient] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
 def edge_client(library_root: Path, wait_s: float, threads: int) -> EdgeClient:
     """The process's one client for a library's shards (two in one process would open the
-    same shard twice)."""
+    same shard twice). A library this process cannot write is searched in a private copy."""
     root = library_root.resolve()
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(root)
         if client is None:
-            client = EdgeClient(root / "edge", root, wait_s, threads)
+            if writable(root):
+                client = EdgeClient(root / "edge", root, wait_s, threads)
+            else:
+                copy = read_only_copy(root / "edge")
+                client = EdgeClient(copy, None, wait_s, threads, source=root / "edge")
             _CLIENTS[root] = client
         return client

@@ -16,13 +16,14 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from qdrant_client import QdrantClient, models
 
-from store.edge import EdgeClient, edge_client
+from store.edge import EdgeClient, edge_client, write_space_needed
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import ENTRIES_VERSION, EmbeddedEntry, EntryVectors, IndexEntry
 from store.migrate import migrate_local_mode
@@ -156,6 +157,31 @@ class StructuralIndex:
             if not self.embedded:
                 del self.__dict__["client"]
 
+    @contextmanager
+    def closed(self) -> Iterator[None]:
+        """The embedded index owned with its shards closed, for the block (a server's index
+        is not this library's to move: refused)."""
+        client = self.client
+        if not isinstance(client, EdgeClient):
+            raise ValueError(f"the index at {self.location} is a server's: repair it there")
+        with self._lock, client.closed():
+            yield
+
+    def write_space_needed(self) -> int:
+        """Free space the embedded index may take on the next writes (0 for a server)."""
+        if not self.embedded:
+            return 0
+        return write_space_needed(self.library_root / "edge")
+
+    def verify(self) -> dict[str, str]:
+        """Each embedded collection that cannot be read through, with why (a server checks
+        its own storage: nothing to report here)."""
+        client = self.client
+        if not isinstance(client, EdgeClient):
+            return {}
+        with self._lock:
+            return {str(client.shown_path(n)): p for n, p in client.verify().items()}
+
     @_exclusive
     def settle(self) -> None:
         """After a write command: build the embedded shards' indexes (HNSW for large
@@ -163,8 +189,8 @@ class StructuralIndex:
         optimised segments. A server optimises by itself."""
         client = self.client
         if isinstance(client, EdgeClient):
-            for collection in client.get_collections().collections:
-                client.optimize(collection.name)
+            for name in client.written():
+                client.optimize(name)
 
     # -- collection ----------------------------------------------------------------------
     @_exclusive

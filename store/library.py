@@ -10,6 +10,7 @@ Layout (all under the library root)::
     staging/<doc_id>.<pid>.<n>/   a document being written (never visible)
     trash/<doc_id>/               a document being removed (never visible)
     quarantine/<doc_id>/          a damaged document moved aside by ``vectree check --repair``
+    quarantine/index.N/           an unreadable index moved aside before it was rebuilt
     edge/<collection>/            the embedded index (Qdrant Edge shards)
     .index.lock                   held by the process that owns the embedded index
     checkpoints.sqlite            the agent's recorded threads
@@ -335,6 +336,22 @@ class Library:
                 break
             target = self.quarantine_dir / f"{path.name}.{n}"
         os.replace(path, target)
+        return target
+
+    def move_index_aside(self) -> Path:
+        """Move the embedded index and what was derived from it (chunk stores' manifests, the
+        entry map) into ``quarantine/index.N/``: the documents stay, the index starts empty.
+        The index folder moves last, so a move cut short is finished by the next repair."""
+        self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+        target = self.quarantine_dir / "index"
+        for n in itertools.count(1):
+            if not target.exists():
+                break
+            target = self.quarantine_dir / f"index.{n}"
+        target.mkdir()
+        for name in ("chunks", "entry-map", self.index_dir.name):
+            if (self.root / name).exists():
+                os.replace(self.root / name, target / name)
         return target
 
     def abandoned_staging(self) -> list[Path]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from graph.api import RunFailedError
 from graph.cli.benchmark import add_eval_command
-from graph.cli.common import CommandError, positive_int, report_error
+from graph.cli.common import CommandError, checked_library, positive_int, report_error
 from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
@@ -24,6 +24,7 @@ from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from ingest.pipeline import default_workers
 from store.catalog import close_catalogs
+from store.faults import StorageError
 from store.library import DamagedFile
 from store.locks import LibraryBusyError, name_process
 from store.settings import SettingsError
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     name_process(f"vectree {args.command}")
     try:
+        if args.command != "eval" and not getattr(args, "server", None):
+            checked_library(args)
         return int(args.handler(args))
     except (
         CommandError,
@@ -216,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         LibraryBusyError,
         RunFailedError,
         SettingsError,
+        StorageError,
     ) as exc:
         return report_error(args, str(exc))
     except KeyboardInterrupt:

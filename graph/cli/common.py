@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from store.faults import LibraryPathError
 from store.library import Library
 from store.settings import default_library_dir
 from store.types import MIN_PREFIX, checked_doc_id
@@ -33,6 +34,34 @@ def library_of(args: argparse.Namespace) -> Library:
     return Library(
         Path(args.library).expanduser().resolve() if args.library else default_library_dir()
     )
+
+
+CREATE_LIBRARY = frozenset({"ingest", "serve", "demo"})
+"""Commands that create the library folder when it does not exist; the others only read or
+change a library that is there, so a mistyped ``--library`` is refused rather than created."""
+
+
+def checked_library(args: argparse.Namespace) -> None:
+    """Refuse, in one line, a ``--library`` that is a file, or (for a command that does not
+    create libraries) a folder that is not a library; create it for those that do, saying so."""
+    root = library_of(args).root
+    if root.exists() and not root.is_dir():
+        raise LibraryPathError(f"--library {root} is a file, not a library folder")
+    if args.command in CREATE_LIBRARY:
+        if not root.exists():
+            try:
+                Library(root).ensure()
+            except OSError as exc:
+                problem = exc.strerror or str(exc)
+                raise LibraryPathError(f"cannot create the library {root}: {problem}") from None
+            print(f"created the library {root}", file=sys.stderr)
+        return
+    if not Library(root).docs_dir.is_dir():
+        what = "is not a library (it has no docs/ folder)" if root.exists() else "does not exist"
+        raise LibraryPathError(
+            f"{root} {what}: give the library with --library or VECTREE_HOME, or create one "
+            "with `vectree ingest PATH`"
+        )
 
 
 def print_json(value: Any) -> None:

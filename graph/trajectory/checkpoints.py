@@ -9,7 +9,9 @@ still pending in its latest checkpoint) reads as ``running`` while its process l
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.trajectory.adherence import layer_adherence
+from store.faults import SPACE_MARGIN, NoSpace, free_bytes, writable
 from store.library import CHECKPOINT_FILE, DamagedFile
 from store.locks import process_alive
 
+LOG = logging.getLogger(__name__)
 OWNER_PID = "owner_pid"
 """Run metadata set by ``graph.api.ask``: the pid of the process running the run."""
 INTERRUPTED = "interrupted"
@@ -30,18 +34,49 @@ def sqlite_checkpointer(library_root: Path) -> SqliteSaver:
     """A checkpointer on the library's SQLite file (created on first use).
 
     A file SQLite cannot read fails here, before any run starts, as a :class:`DamagedFile`
-    naming it (``vectree check --repair`` moves it aside).
+    naming it (``vectree check --repair`` moves it aside); a full disk says so instead
+    (``NoSpace``). A library on a read-only filesystem records its runs in memory only, with a
+    warning: its questions are answered, but their threads are not kept.
     """
-    library_root.mkdir(parents=True, exist_ok=True)
     path = library_root / CHECKPOINT_FILE
-    connection = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(connection)
+    if library_root.is_dir() and not writable(library_root):
+        LOG.warning("%s is read-only: its threads are read, new runs are not kept", library_root)
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        if path.is_file() and sqlite_readable(path):
+            with closing(sqlite3.connect(read_only_uri(path), uri=True)) as recorded:
+                recorded.backup(copy)
+        return _set_up(SqliteSaver(copy), path)
+    library_root.mkdir(parents=True, exist_ok=True)
+    return _set_up(SqliteSaver(sqlite3.connect(path, check_same_thread=False)), path)
+
+
+def _set_up(saver: SqliteSaver, path: Path) -> SqliteSaver:
+    """Create the checkpoint tables if needed; a failure is told as the disk's or the file's."""
     try:
         saver.setup()
     except sqlite3.DatabaseError as exc:
-        connection.close()
+        saver.conn.close()
+        if "disk is full" in str(exc):
+            free = free_bytes(path.parent)
+            raise NoSpace(path.parent, SPACE_MARGIN, free, "its checkpoints") from None
         raise DamagedFile(path, str(exc)) from None
     return saver
+
+
+def sqlite_readable(path: Path) -> bool:
+    """Whether SQLite can open the file read-only and find its tables."""
+    try:
+        with closing(sqlite3.connect(read_only_uri(path), uri=True)) as db:
+            db.execute("SELECT name FROM sqlite_master").fetchall()
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+def read_only_uri(path: Path) -> str:
+    """A URI opening the file without writing anything (not even a journal: the filesystem
+    may be read-only)."""
+    return f"{path.resolve().as_uri()}?mode=ro&immutable=1"
 
 
 def _agent(saver: SqliteSaver) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from store.chunks import _windows, ancestry, dense_chunks, node_chunks, page_owners
 from store.embeddings import count_tokens
@@ -31,6 +36,56 @@ def test_windows_do_not_cut_words() -> None:
     assert all(b == 20 or starts[b] for _, b in spans)
     assert all(b - a <= 8 for a, b in spans)
     assert spans[-1][1] == 20
+
+
+def test_windows_advance_through_runs_without_word_starts() -> None:
+    """Table cells joined without spaces: a word, then 398 tokens with no word start, a word,
+    then 500 more. The second window ends at the middle word, fewer than ``overlap`` tokens after
+    its start, so snapping the overlap back lands on its own start; the next window must begin
+    where this one ended instead of repeating it forever."""
+    starts = [True] * 1584 + [True] + [False] * 398 + [True] + [False] * 500 + [True] * 100
+    spans = _windows(800, 400, starts)
+    assert len(spans) == len(set(spans))
+    assert all(b > a for a, b in spans)
+    assert [a for a, _ in spans] == sorted({a for a, _ in spans})
+    assert spans[-1][1] == len(starts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    starts=st.lists(st.booleans(), max_size=400)
+    | st.builds(lambda n: [True] + [False] * n, st.integers(0, 400))
+    | st.builds(
+        lambda a, b: [True] * a + [False] * b + [True] * a, st.integers(0, 50), st.integers(0, 200)
+    ),
+    size=st.integers(1, 64),
+    overlap_share=st.floats(0.0, 0.99),
+)
+def test_windows_always_end_cover_every_token_and_are_bounded_by_the_token_count(
+    starts: list[bool], size: int, overlap_share: float
+) -> None:
+    overlap = min(size - 1, int(size * overlap_share))
+    spans = _windows(size, overlap, starts)
+    assert len(spans) <= len(starts)
+    assert all(a < b for a, b in spans)
+    assert all(a < c for (a, _), (c, _) in itertools.pairwise(spans))
+    covered = {i for a, b in spans for i in range(a, b)}
+    assert covered == set(range(len(starts)))
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (10, 10), (10, -1)])
+def test_windows_refuse_sizes_that_cannot_advance(size: int, overlap: int) -> None:
+    with pytest.raises(ValueError, match="overlap"):
+        _windows(size, overlap, [True] * 5)
+
+
+def test_dense_chunks_end_on_a_table_joined_without_spaces() -> None:
+    """pymupdf4llm joins a table's cells with <br> into one run with no space in it."""
+    cells = "<br>".join(f"cell{i}value" for i in range(600))
+    pages = [words("alpha", 500) + " " + cells + " " + words("omega", 300), ""]
+    chunks = dense_chunks("d", pages)
+    assert chunks and len(chunks) < 50
+    assert chunks[-1].text.endswith(pages[0].split()[-1])
 
 
 def test_dense_chunks_overlap_cross_pages_and_keep_page_segments() -> None:
