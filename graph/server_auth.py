@@ -12,10 +12,17 @@ langgraph.json names ``auth`` here as the server's custom authentication (``auth
   caller's own, so another caller's thread answers 404 and never shows up in a search. The
   graphs' built-in assistants stay readable by everyone; store items live under the caller's
   namespace. Anything without a rule of its own is refused (fail closed).
-- **Browsers.** CORS (``http.cors``) admits only LangGraph Studio's origin. ``langgraph dev``
-  answers every preflight with ``Access-Control-Allow-Private-Network: true``, which would let
-  any web page ask a browser to reach a server on the private network; the middleware keeps
-  that header only on answers that also admit the request's origin.
+- **Ingestion.** VECTREE_SERVER_INGEST_KEYS names the keys whose callers may run the ``ingest``
+  graph (unset: every key; ``none``: no one). Anyone else's run of it, or assistant made
+  from it, is answered 403; what the graph accepts is checked field by field
+  (``ingest.request``).
+- **Browsers.** CORS (``http.cors``) admits only LangGraph Studio's origin. A Chromium-based
+  browser asks before a public page (Studio) may call a server on the private network (this
+  one, on 127.0.0.1): its preflight carries ``Access-Control-Request-Private-Network: true``,
+  which the server's CORS middleware refuses outright (400 "Disallowed CORS private-network"),
+  while ``langgraph dev`` adds ``Access-Control-Allow-Private-Network: true`` to every other
+  preflight, which would let any web page reach it. The middleware here decides instead:
+  the private-network grant goes with, and only with, an answer that admits the origin.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, cast
+from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
@@ -37,6 +45,8 @@ OPEN_CALLER = "open"
 """The one identity of an open server (no keys configured): nothing is filtered."""
 SYSTEM_ASSISTANTS: Auth.types.FilterType = {"created_by": "system"}
 KEY_HEADER = b"x-api-key"
+GRAPH_NAMESPACE = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+"""The namespace of the server's built-in assistant ids (uuid5 of the graph's name)."""
 
 auth = Auth()
 
@@ -93,15 +103,45 @@ def _own(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | Non
     return {OWNER: identity}
 
 
+INGEST_GRAPH = "ingest"
+INGEST_ASSISTANTS = frozenset({INGEST_GRAPH, str(uuid5(GRAPH_NAMESPACE, INGEST_GRAPH))})
+"""How a run names the ingest graph's built-in assistant: by graph name or by its id."""
+
+
+def _may_ingest(identity: str) -> bool:
+    """Whether a caller may run the ingest graph (VECTREE_SERVER_INGEST_KEYS)."""
+    settings = ServerSettings.from_env()
+    if identity == OPEN_CALLER or settings.ingest_keys is None:
+        return True
+    return identity in {caller_identity(key) for key in settings.ingest_keys}
+
+
+def _refuse_ingest(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """403 for a run of the ingest graph, or an assistant made from it, by a caller the
+    operator has not let ingest."""
+    if not isinstance(value, MutableMapping) or _may_ingest(ctx.user.identity):
+        return
+    names = {str(value.get("assistant_id") or ""), str(value.get("graph_id") or "")}
+    if names & INGEST_ASSISTANTS:
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail="this key may not ingest documents (VECTREE_SERVER_INGEST_KEYS)"
+        )
+
+
 @auth.on.threads
 async def threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    """Threads, and the runs and checkpoints (trajectories) on them, belong to their creator."""
+    """Threads, and the runs and checkpoints (trajectories) on them, belong to their creator;
+    only callers allowed to ingest may run the ingest graph."""
+    if ctx.action == "create_run":
+        _refuse_ingest(ctx, value)
     return _own(ctx, value)
 
 
 @auth.on.crons
 async def crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
-    """Scheduled runs belong to their creator."""
+    """Scheduled runs belong to their creator (and ingest only for those allowed to)."""
+    if ctx.action in ("create", "update"):
+        _refuse_ingest(ctx, value)
     return _own(ctx, value)
 
 
@@ -109,6 +149,8 @@ async def crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterTyp
 async def assistants(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
     """Created assistants belong to their creator; the graphs' built-in ones are shared read-only
     (an update or delete never matches them: they carry no owner)."""
+    if ctx.action in ("create", "update"):
+        _refuse_ingest(ctx, value)
     owned = _own(ctx, value)
     if owned is None or ctx.action not in ("read", "search"):
         return owned
@@ -142,11 +184,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class PrivateNetworkForAllowedOrigins:
-    """Keep ``Access-Control-Allow-Private-Network`` only where CORS admitted the origin.
+    """Grant ``Access-Control-Allow-Private-Network`` exactly where CORS admitted the origin.
 
-    Runs outside the server's CORS middleware (``http.app`` middleware wraps it), so it sees the
-    final preflight answer: without ``Access-Control-Allow-Origin`` the origin was refused, and
-    the private-network grant is removed with it.
+    Runs outside the server's CORS middleware (``http.app`` middleware wraps it), so it sees
+    the request first and the final preflight answer last. The private-network request header
+    is taken off before CORS judges the preflight (CORS would refuse it whatever the origin);
+    on the answer, the grant is set when ``Access-Control-Allow-Origin`` admits the origin and
+    removed otherwise.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -156,15 +200,22 @@ class PrivateNetworkForAllowedOrigins:
         if scope["type"] != "http" or scope["method"] != "OPTIONS":
             await self.app(scope, receive, send)
             return
+        others = [h for h in scope["headers"] if h[0].lower() != PRIVATE_NETWORK_REQUEST]
+        asked = len(others) < len(scope["headers"])
+        if asked:
+            scope = {**scope, "headers": others}
 
         async def send_checked(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
-                if "access-control-allow-origin" not in headers:
-                    del headers["access-control-allow-private-network"]
+                del headers[PRIVATE_NETWORK_GRANT]
+                if asked and "access-control-allow-origin" in headers:
+                    headers[PRIVATE_NETWORK_GRANT] = "true"
             await send(message)
 
         await self.app(scope, receive, send_checked)
 
 
+PRIVATE_NETWORK_REQUEST = b"access-control-request-private-network"
+PRIVATE_NETWORK_GRANT = "access-control-allow-private-network"
 app = Starlette(middleware=[Middleware(PrivateNetworkForAllowedOrigins)])

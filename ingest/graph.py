@@ -39,7 +39,7 @@ def _continue_to(following: str):  # type: ignore[no-untyped-def]
     """Route to the next step unless the document failed or was already present."""
 
     def route(state: IngestState) -> str:
-        return END if state.get("status") in ("failed", "present") else following
+        return END if state.get("status") in ("failed", "present", "invalid") else following
 
     return route
 

@@ -27,7 +27,8 @@ from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
 from ingest.locate import mask_spans
-from ingest.parse import parse_pdf
+from ingest.parse import parse_pdf, pdf_page_count
+from ingest.request import InvalidIngestInput, checked_ingest_request
 from ingest.split import headings_within, split_oversized
 from ingest.state import IngestState
 from ingest.structure import EMPTY_LAYOUT, extract_structure
@@ -66,7 +67,8 @@ def guarded(name: str) -> Callable[[Node], Node]:
                 if state.get("staging"):
                     shutil.rmtree(state["staging"], ignore_errors=True)
                 reason = failure_reason(name, exc, Path(runtime.context.library))
-                return {"status": "failed", "error": reason.splitlines()[0]}
+                status = "invalid" if isinstance(exc, InvalidIngestInput) else "failed"
+                return {"status": status, "error": reason.splitlines()[0]}
 
         return run
 
@@ -109,18 +111,38 @@ def check_input(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     library, own = Path(runtime.context.library).resolve(), default_library_dir()
     if library != own:
         raise BadInputError(f"library {library} is not this server's library {own}")
-    source = state.get("source")
-    if not source:
-        if state.get("supplied"):
-            return {}
-        raise BadInputError("nothing to ingest: give a source, the path of a PDF in the inbox")
-    inbox = ServerSettings.from_env().inbox_dir(library)
+    settings = ServerSettings.from_env()
+    request = checked_ingest_request(dict(state), settings)
+    if request.supplied is not None:
+        return {"supplied": request.supplied.model_dump()}
+    source = str(request.source)
+    inbox = settings.inbox_dir(library)
     path = (inbox / source).resolve()
     if not path.is_relative_to(inbox):
         raise BadInputError(
             f"source {source!r} is outside the inbox {inbox}: put the PDF into the inbox first"
         )
+    within_file_limits(path, settings)
     return {"source": str(path)}
+
+
+def within_file_limits(path: Path, limits: ServerSettings) -> None:
+    """A PDF in the inbox no larger than the operator's byte and page limits (one that cannot
+    be opened is left for ``parse`` to name)."""
+    if not path.is_file():
+        return
+    size = path.stat().st_size
+    if size > limits.max_bytes:
+        raise InvalidIngestInput(
+            f"invalid input: source: {size} bytes, more than the limit of {limits.max_bytes} "
+            "(VECTREE_INGEST_MAX_BYTES)"
+        )
+    pages = pdf_page_count(path)
+    if pages is not None and pages > limits.max_pages:
+        raise InvalidIngestInput(
+            f"invalid input: source: {pages} pages, more than the limit of {limits.max_pages} "
+            "(VECTREE_INGEST_MAX_PAGES)"
+        )
 
 
 @guarded("parse")

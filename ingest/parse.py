@@ -77,6 +77,16 @@ def _parse_open(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
         doc.close()
 
 
+def pdf_page_count(path: Path) -> int | None:
+    """The number of pages, or None when the file does not open as a PDF (``parse_pdf``
+    names why)."""
+    try:
+        with openable_path(path) as readable, pymupdf.open(readable) as doc:
+            return int(doc.page_count)
+    except (pymupdf.FileDataError, RuntimeError, ValueError, OSError):
+        return None
+
+
 @contextmanager
 def openable_path(path: Path) -> Iterator[Path]:
     """``path``, or a UTF-8-named link to it while a file name is not valid UTF-8.

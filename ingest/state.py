@@ -15,7 +15,8 @@ from store.types import (
     VerificationReport,
 )
 
-Status = Literal["ingested", "present", "failed"]
+Status = Literal["ingested", "present", "failed", "invalid"]
+"""``invalid``: a served request refused as sent (``ingest.request``), nothing read."""
 
 
 class IngestInput(TypedDict, total=False):

@@ -59,6 +59,30 @@ def _env_int(name: str, default: int) -> int:
         raise SettingsError(f"{name} must be a whole number, got {raw!r}") from None
 
 
+def _env_positive(name: str, default: int) -> int:
+    """A whole number of at least 1 from the environment."""
+    value = _env_int(name, default)
+    if value < 1:
+        raise SettingsError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def _ingest_keys(raw: str | None, keys: tuple[str, ...]) -> tuple[str, ...] | None:
+    """VECTREE_SERVER_INGEST_KEYS: unset is everyone, ``none`` no one, else keys that must be
+    among VECTREE_SERVER_KEYS (a key that is not one would silently admit nobody)."""
+    if raw is None:
+        return None
+    if raw.strip().lower() == "none":
+        return ()
+    chosen = tuple(dict.fromkeys(key.strip() for key in raw.split(",") if key.strip()))
+    unknown = [key for key in chosen if key not in keys]
+    if unknown:
+        raise SettingsError(
+            f"VECTREE_SERVER_INGEST_KEYS names {len(unknown)} key(s) not in VECTREE_SERVER_KEYS"
+        )
+    return chosen
+
+
 def _env_flag(name: str, default: bool) -> bool:
     """A switch: unset keeps the default; 0, false, off and no turn it off, anything else on."""
     raw = _env(name)
@@ -427,19 +451,41 @@ class ServerSettings:
     inbox: Path | None = None
     models: tuple[str, ...] = ()
     """Chat models a run may choose besides the configured one (VECTREE_SERVER_MODELS)."""
+    ingest_keys: tuple[str, ...] | None = field(default=None, repr=False)
+    """The keys whose callers may run the ``ingest`` graph (VECTREE_SERVER_INGEST_KEYS): None
+    (unset) lets every key ingest; ``none`` lets no one."""
+    max_pages: int = 5000
+    """Pages a served document may have: a supplied one, or a PDF in the inbox
+    (VECTREE_INGEST_MAX_PAGES)."""
+    max_page_chars: int = 200_000
+    """Characters of one supplied page (VECTREE_INGEST_MAX_PAGE_CHARS); a dense printed page
+    holds about 5,000."""
+    max_bytes: int = 100 * 1024 * 1024
+    """Bytes of a supplied document (its JSON) or of a PDF in the inbox
+    (VECTREE_INGEST_MAX_BYTES)."""
 
     @classmethod
     def from_env(cls) -> ServerSettings:
-        """VECTREE_SERVER_KEYS (comma-separated; blanks and repeats ignored), VECTREE_INBOX and
-        VECTREE_SERVER_MODELS (comma-separated)."""
+        """VECTREE_SERVER_KEYS (comma-separated; blanks and repeats ignored), VECTREE_INBOX,
+        VECTREE_SERVER_MODELS and VECTREE_SERVER_INGEST_KEYS (comma-separated), and the
+        ingestion limits VECTREE_INGEST_MAX_PAGES, _MAX_PAGE_CHARS and _MAX_BYTES."""
         raw = _env("VECTREE_SERVER_KEYS") or ""
         keys = tuple(dict.fromkeys(key.strip() for key in raw.split(",") if key.strip()))
         models = tuple(m.strip() for m in (_env("VECTREE_SERVER_MODELS") or "").split(","))
+        defaults = cls()
         return cls(
             api_keys=keys,
             inbox=_env_path("VECTREE_INBOX"),
             models=tuple(dict.fromkeys(m for m in models if m)),
+            ingest_keys=_ingest_keys(_env("VECTREE_SERVER_INGEST_KEYS"), keys),
+            max_pages=_env_positive("VECTREE_INGEST_MAX_PAGES", defaults.max_pages),
+            max_page_chars=_env_positive("VECTREE_INGEST_MAX_PAGE_CHARS", defaults.max_page_chars),
+            max_bytes=_env_positive("VECTREE_INGEST_MAX_BYTES", defaults.max_bytes),
         )
+
+    def may_ingest(self, key: str) -> bool:
+        """Whether the caller with this key may run the ``ingest`` graph."""
+        return self.ingest_keys is None or key in self.ingest_keys
 
     def inbox_dir(self, library: Path) -> Path:
         """The folder the served ``ingest`` graph reads from: VECTREE_INBOX, else LIBRARY/inbox."""

@@ -1,6 +1,7 @@
 """The served API against callers it must not trust: API keys, per-caller threads, browser
-origins, run contexts that name another library or endpoint, and ingestion outside the inbox —
-all through langgraph-sdk against a real `vectree serve`."""
+origins (Studio's private-network preflight), run contexts that name another library or
+endpoint, ingestion outside the inbox, malformed or oversized supplied documents, and keys the
+operator has not let ingest — all through langgraph-sdk against a real `vectree serve`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pymupdf
 import pytest
 from langgraph_sdk import get_sync_client
 
@@ -22,6 +24,7 @@ from tests.integration.test_server import QUESTION, start_server, stop_server
 pytestmark = pytest.mark.integration
 
 ALICE, BOB = "alice-key-0123456789", "bob-key-9876543210"
+MAX_PAGE_CHARS, MAX_PAGES = 20_000, 16
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     root = tmp_path_factory.mktemp("secured") / "library"
     assert main(["--library", str(root), "ingest", str(demo_corpus()), "--json"]) == 0
     close_catalogs()
-    env = {"VECTREE_SERVER_KEYS": f"{ALICE}, {BOB}", "VECTREE_SERVER_MODELS": "small-model"}
+    env = {
+        "VECTREE_SERVER_KEYS": f"{ALICE}, {BOB}",
+        "VECTREE_SERVER_MODELS": "small-model",
+        "VECTREE_SERVER_INGEST_KEYS": ALICE,
+        "VECTREE_INGEST_MAX_PAGE_CHARS": str(MAX_PAGE_CHARS),
+        "VECTREE_INGEST_MAX_PAGES": str(MAX_PAGES),
+    }
     process, url = start_server(root, env)
     try:
         yield root, url
@@ -95,30 +104,45 @@ def test_a_run_context_cannot_choose_the_library_the_endpoint_or_an_unlisted_mod
     assert refused["status_detail"].startswith("invalid input: ")
 
 
+STUDIO = "https://smith.langchain.com"
+
+
+def preflight(url: str, origin: str, private_network: bool) -> tuple[int, dict[str, str]]:
+    """The status and headers of a CORS preflight as Chromium sends it before a page of
+    ``origin`` may POST to the server (with the private-network question when the page is
+    public and the server on 127.0.0.1)."""
+    headers = {
+        "Origin": origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,x-api-key",
+    }
+    if private_network:
+        headers["Access-Control-Request-Private-Network"] = "true"
+    request = urllib.request.Request(f"{url}/threads/search", method="OPTIONS", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}
+    except urllib.error.HTTPError as refused:
+        return refused.code, {k.lower(): v for k, v in refused.headers.items()}
+
+
 def test_browsers_from_other_origins_are_not_admitted(served: tuple[Path, str]) -> None:
     _, url = served
+    for private_network in (True, False):
+        _, evil = preflight(url, "http://evil.example", private_network)
+        assert "access-control-allow-origin" not in evil
+        assert "access-control-allow-private-network" not in evil
 
-    def preflight(origin: str) -> dict[str, str]:
-        request = urllib.request.Request(
-            f"{url}/threads/search",
-            method="OPTIONS",
-            headers={
-                "Origin": origin,
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Private-Network": "true",
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return {k.lower(): v for k, v in response.headers.items()}
-        except urllib.error.HTTPError as refused:
-            return {k.lower(): v for k, v in refused.headers.items()}
 
-    evil = preflight("http://evil.example")
-    assert "access-control-allow-origin" not in evil
-    assert "access-control-allow-private-network" not in evil
-    studio = preflight("https://smith.langchain.com")
-    assert studio.get("access-control-allow-origin") == "https://smith.langchain.com"
+def test_studio_is_granted_its_private_network_preflight(served: tuple[Path, str]) -> None:
+    _, url = served
+    status, studio = preflight(url, STUDIO, private_network=True)
+    assert status == 200
+    assert studio.get("access-control-allow-origin") == STUDIO
+    assert studio.get("access-control-allow-private-network") == "true"
+    status, plain = preflight(url, STUDIO, private_network=False)
+    assert status == 200 and plain.get("access-control-allow-origin") == STUDIO
+    assert "access-control-allow-private-network" not in plain
 
 
 def test_the_ingest_graph_reads_only_the_inbox_and_writes_only_plain_ids(
@@ -145,3 +169,73 @@ def test_the_ingest_graph_reads_only_the_inbox_and_writes_only_plain_ids(
     assert not (root.parent / "escaped").exists() and not Path("/tmp/escaped").exists()
     accepted = ingest(source="paper.pdf")
     assert accepted["status"] in ("ingested", "present")
+
+
+def test_supplied_documents_are_checked_field_by_field_and_bounded(
+    served: tuple[Path, str],
+) -> None:
+    root, url = served
+    alice = get_sync_client(url=url, api_key=ALICE)
+    before = sorted(p.name for p in (root / "docs").iterdir())
+
+    def ingest(**fields: Any) -> dict[str, Any]:
+        result = alice.runs.wait(None, "ingest", input=fields)
+        assert isinstance(result, dict)
+        return result
+
+    page = "A page about supplied documents and their validation. " * 4
+    refused = {
+        "pages as a string": {"supplied": {"title": "t", "pages": "abc"}},
+        "pages as an object": {"supplied": {"title": "t", "pages": {"a": 1}}},
+        "an entry as a list": {"supplied": {"title": "t", "pages": [page], "entries": [[1, 2, 3]]}},
+        "a number as source": {"source": 5},
+        "a NUL in the name": {"source": "paper\x00.pdf"},
+        "no title": {"supplied": {"title": None, "pages": [page]}},
+        "a blank title": {"supplied": {"title": "  ", "pages": [page]}},
+        "a page too long": {"supplied": {"title": "t", "pages": ["x" * (MAX_PAGE_CHARS + 1)]}},
+        "too many pages": {"supplied": {"title": "t", "pages": [page] * (MAX_PAGES + 1)}},
+        "an entry past the end": {
+            "supplied": {
+                "title": "t",
+                "pages": [page],
+                "entries": [{"level": 1, "title": "Intro", "start_page": 2}],
+            }
+        },
+        "nothing at all": {},
+    }
+    for why, fields in refused.items():
+        result = ingest(**fields)
+        assert result["status"] == "invalid", why
+        assert result["error"].startswith("invalid input: ") and "\n" not in result["error"], why
+    assert sorted(p.name for p in (root / "docs").iterdir()) == before
+    assert not list((root / "staging").iterdir())
+    good = {
+        "title": "A supplied note",
+        "pages": [page, page],
+        "entries": [{"level": 1, "title": "Intro", "start_page": 1}],
+    }
+    accepted = ingest(supplied=good)
+    assert accepted["status"] == "ingested" and accepted["doc_id"]
+
+
+def test_only_the_keys_the_operator_names_may_ingest(served: tuple[Path, str]) -> None:
+    root, url = served
+    bob = get_sync_client(url=url, api_key=BOB)
+    shutil.copy(sorted(demo_corpus().glob("*.pdf"))[0], root / "inbox" / "bob.pdf")
+    assert _status(lambda: bob.runs.wait(None, "ingest", input={"source": "bob.pdf"})) == 403
+    thread = bob.threads.create()["thread_id"]
+    assert _status(lambda: bob.runs.create(thread, "ingest", input={"source": "bob.pdf"})) == 403
+    assert _status(lambda: bob.assistants.create(graph_id="ingest")) == 403
+    answered = bob.runs.wait(None, "agent", input={"question": QUESTION})
+    assert isinstance(answered, dict) and answered["status"] == "answered"
+
+
+def test_an_inbox_pdf_over_the_page_limit_is_refused(served: tuple[Path, str]) -> None:
+    root, url = served
+    alice = get_sync_client(url=url, api_key=ALICE)
+    longest = max(demo_corpus().glob("*.pdf"), key=lambda p: pymupdf.open(p).page_count)
+    assert pymupdf.open(longest).page_count > MAX_PAGES
+    shutil.copy(longest, root / "inbox" / "long.pdf")
+    result = alice.runs.wait(None, "ingest", input={"source": "long.pdf"})
+    assert isinstance(result, dict) and result["status"] == "invalid"
+    assert f"more than the limit of {MAX_PAGES}" in result["error"]
