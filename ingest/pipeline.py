@@ -157,7 +157,8 @@ def ingest_paths(
     catalog = open_catalog(Path(context.library))
     with catalog.writing("vectree ingest"):
         written = LIBRARY_BYTES_PER_PDF_BYTE * sum(expected_cost(job) for job in jobs)
-        catalog.require_space(written, f"ingesting {len(jobs)} documents")
+        plural = "" if len(jobs) == 1 else "s"
+        catalog.require_space(written, f"ingesting {len(jobs)} document{plural}")
         catalog.reconcile()
         bar = tqdm(
             total=len(jobs), unit="doc", desc="ingest", disable=not progress, file=sys.stderr

@@ -78,12 +78,13 @@ class Catalog:
     def remove(self, doc_id: str) -> bool:
         """Delete a document completely: hide its folder, drop its points, delete the files.
 
-        The index is opened first, so a removal that cannot reach it changes nothing. One cut
-        short after hiding the folder leaves the document in the trash; removing the same id
-        again (or the next ``reconcile``) finishes it. Returns whether there was anything to
-        remove.
+        The index is opened and the free space its write needs checked first, so a removal
+        that cannot reach it changes nothing. One cut short after hiding the folder leaves the
+        document in the trash; removing the same id again (or the next ``reconcile``) finishes
+        it. Returns whether there was anything to remove.
         """
         _ = self.index.client  # open it (waiting for the folder) before touching anything
+        self.require_space(0, "removing a document")
         present = self.library.has(doc_id) or doc_id in self.library.trashed()
         self.library.hide(doc_id)
         self.index.delete_document(doc_id)

@@ -134,6 +134,8 @@ def check_library(catalog: Catalog, repair: bool = False, migrate: bool = False)
     command = "vectree check --repair" if repair else "vectree check"
     read_only = not (repair or migrate or writable(catalog.library.root))
     with nullcontext() if read_only else catalog.writing(command):
+        if repair:
+            catalog.require_space(0, "repairing it")
         migrated = catalog.index.migrate() if migrate else None
         folders = document_folders(catalog.library)
         found = find_damage(catalog, folders)

@@ -264,7 +264,8 @@ class EdgeClient:
 
     def verify(self) -> dict[str, str]:
         """Each collection whose shard a child process cannot read through, with why (the
-        open shards are closed first, so the child never opens a held one)."""
+        open shards are closed first, so the child never opens a held one). A disk too full
+        to open a shard raises ``NoSpace`` rather than calling the shard unreadable."""
         problems: dict[str, str] = {}
         with self._owned():
             for described in self.get_collections().collections:
@@ -275,7 +276,9 @@ class EdgeClient:
                     shard.close()
                     if self.source is None:
                         stamp_clean_close(self._path(name))
-                problem = probe(self._path(name))
+                path = self._path(name)
+                require_space(path, unallocated_bytes(path.glob("wal/*")), "opening its index")
+                problem = probe(path)
                 if problem is not None:
                     problems[name] = _within(self._path(name), problem)
         return problems

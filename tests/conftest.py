@@ -29,6 +29,10 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "VECTREE_SERVER_KEYS",
         "VECTREE_SERVER_MODELS",
         "VECTREE_INBOX",
+        "VECTREE_SERVER_INGEST_KEYS",
+        "VECTREE_INGEST_MAX_PAGES",
+        "VECTREE_INGEST_MAX_PAGE_CHARS",
+        "VECTREE_INGEST_MAX_BYTES",
     ):
         monkeypatch.delenv(name, raising=False)
 
