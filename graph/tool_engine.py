@@ -21,6 +21,7 @@ checkpoint.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -88,7 +89,7 @@ class ToolEngine:
         """A model's tool call (well formed or not) run and answered as a tool message."""
         malformed = None
         if call.get("type") == "invalid_tool_call" or call.get("error"):
-            malformed = str(call.get("error") or "the arguments were not valid JSON")
+            malformed = unreadable_arguments(call.get("error"))
         name = str(call.get("name") or "")
         result = self.call(name, call.get("args"), malformed)
         return ToolMessage(
@@ -144,3 +145,17 @@ def validation_summary(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
         problems.append(f"{where}: {error['msg']}")
     return "; ".join(problems)
+
+
+_JSON_PROBLEM = re.compile(r"Received JSONDecodeError (?P<problem>.+?)(?: For troubleshooting.*)?$")
+
+
+def unreadable_arguments(error: object) -> str:
+    """Why a model's call could not be read, in one line: the parser's message spans several
+    lines (the raw arguments, a troubleshooting link), which the model needs none of and a
+    terminal shows as a wall of text per call."""
+    text = " ".join(str(error or "").split())
+    found = _JSON_PROBLEM.search(text)
+    if found:
+        return f"its arguments are not valid JSON ({found.group('problem')})"
+    return text or "its arguments are not valid JSON"

@@ -176,6 +176,18 @@ class Library:
             return False
         return (self.doc_dir(doc_id) / "document.json").is_file()
 
+    def listed(self, doc_id: str) -> bool:
+        """Visible with a manifest that can be read: what listings and searches show alike (a
+        damaged manifest is warned about once, and the document left out of both)."""
+        if not self.has(doc_id):
+            return False
+        try:
+            self.record(doc_id)
+        except DamagedFile as exc:
+            _warn_once(exc)
+            return False
+        return True
+
     def documents(self) -> list[DocumentRecord]:
         """Manifests of every visible document, sorted by title.
 

@@ -317,7 +317,7 @@ class DocumentSearch:
     def _browse(self, engine: SearchEngine, filters: SearchFilters, limit: int) -> list[SearchHit]:
         hits: list[SearchHit] = []
         for info in browse_order(engine.documents(filters)):
-            if self.catalog.library.has(info.doc_id):
+            if self.catalog.library.listed(info.doc_id):
                 hits.append(self._hit(info, 0.0, math.nan, math.nan, []))
                 if len(hits) == limit:
                     break
@@ -344,7 +344,7 @@ class DocumentSearch:
         order = fused_order(fused, scores.dense).tolist()
 
         def visible(position: int) -> bool:
-            return self.catalog.library.has(candidates.doc_ids[scores.doc[position]])
+            return self.catalog.library.listed(candidates.doc_ids[scores.doc[position]])
 
         if gates is None:
             selected = raw_order(order, visible)

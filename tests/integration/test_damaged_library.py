@@ -135,3 +135,18 @@ def test_lost_index_entries_are_rebuilt_and_found_again(
         [{"doc_id": other, "action": "reindexed"}],
     )
     assert found(capsys, library, OTHER_QUERY)[0] == other
+
+
+def test_search_leaves_out_what_docs_leaves_out(
+    library: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged manifest hides its document from the listing and from every search alike."""
+    damaged, other = doc_id_of(library, DAMAGED_PDF), doc_id_of(library, OTHER_PDF)
+    assert damaged in found(capsys, library, "ultra light bosonic dark matter")
+    manifest = library / "docs" / damaged / "document.json"
+    manifest.write_text(manifest.read_text()[:30])
+    code, records = run_cli(capsys, library, "docs")
+    assert code == 0 and [r["doc_id"] for r in records] == [other]
+    assert damaged not in found(capsys, library, "ultra light bosonic dark matter")
+    assert found(capsys, library, "*") == [other]
+    assert found(capsys, library, OTHER_QUERY)[0] == other

@@ -16,7 +16,7 @@ from graph.agent import build_agent_graph
 from graph.context import AgentContext
 from graph.recorder import Recorder
 from graph.strategies.rit import RitTools, rit_loop
-from graph.tool_engine import ToolEngine
+from graph.tool_engine import ToolEngine, unreadable_arguments
 from tests.unit.test_agent_graph import library  # noqa: F401  (fixture)
 from tests.unit.test_strategy_rit import DOC_A, HITS, FakeSource, ToolScript, make_request, turn
 from tools.results import Passage, Tool, ToolResult
@@ -161,3 +161,17 @@ def test_a_strategy_tool_loop_runs_as_checkpointed_steps_of_the_agent_graph(
     assert len(loop_checkpoints) == 7
     calls_after_each_step = sorted(v.get("tool_calls", 0) for v in loop_checkpoints)
     assert calls_after_each_step[-4:] == [1, 1, 2, 2]
+
+
+def test_an_unreadable_call_is_explained_in_one_line() -> None:
+    """langchain's parser message spans lines (raw arguments, a troubleshooting link)."""
+    raw = (
+        'Function get_document_tree arguments:\n\n{"doc_id": \n\nare not valid JSON. Received '
+        "JSONDecodeError Expecting value: line 1 column 12 (char 11)\nFor troubleshooting, visit: "
+        "https://docs.langchain.com/oss/python/langchain/errors/OUTPUT_PARSING_FAILURE "
+    )
+    assert unreadable_arguments(raw) == (
+        "its arguments are not valid JSON (Expecting value: line 1 column 12 (char 11))"
+    )
+    assert unreadable_arguments(None) == "its arguments are not valid JSON"
+    assert unreadable_arguments("bad\nJSON") == "bad JSON"
