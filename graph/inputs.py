@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
+from ingest.request import problem_line
 from store.types import checked_doc_id
 
 MAX_QUESTION_CHARS = 4000
@@ -76,19 +78,16 @@ def checked_request(values: dict[str, Any]) -> AgentRequest:
     try:
         return AgentRequest.model_validate(given)
     except ValidationError as exc:
-        raise InvalidInput(_one_line(exc)) from None
+        raise InvalidInput(problem_line(exc, _explain)) from None
 
 
-def _one_line(exc: ValidationError) -> str:
-    """The first problem as one line: where, and what is wrong."""
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "input"
-    message = str(error["msg"]).removeprefix("Value error, ")
+def _explain(where: str, error: ErrorDetails) -> str | None:
+    """Plain words for a misspelt field (with the filters one may give) and an overlong
+    question."""
     if error["type"] == "extra_forbidden":
-        message = "is not a known field" + (
-            f" (filters: {', '.join(Filters.model_fields)})" if where.startswith("filters.") else ""
-        )
+        if not where.startswith("filters."):
+            return "is not a known field"
+        return f"is not a known field (filters: {', '.join(Filters.model_fields)})"
     if error["type"] == "string_too_long" and where == "question":
-        message = f"the question is longer than {MAX_QUESTION_CHARS} characters"
-    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-    return f"invalid input: {where}: {message}{more}"
+        return f"the question is longer than {MAX_QUESTION_CHARS} characters"
+    return None

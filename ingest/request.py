@@ -11,9 +11,11 @@ ends with status ``invalid`` and one line naming the field, as the agent's input
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from ingest.errors import IngestError
 from store.settings import ServerSettings
@@ -106,7 +108,7 @@ def checked_ingest_request(values: dict[str, Any], limits: ServerSettings) -> In
     try:
         request = IngestRequest.model_validate(given)
     except ValidationError as exc:
-        raise InvalidIngestInput(_one_line(exc)) from None
+        raise InvalidIngestInput(problem_line(exc, _explain)) from None
     if request.supplied is not None:
         _within_limits(request.supplied, limits)
     elif request.source is None:
@@ -157,13 +159,21 @@ KNOWN_FIELDS = {
 """The fields a caller may give, by depth of the misspelt one (``supplied.entries.0.x``)."""
 
 
-def _one_line(exc: ValidationError) -> str:
-    """The first problem as one line: where, and what is wrong."""
+def _explain(where: str, error: ErrorDetails) -> str | None:
+    """A misspelt field is answered with the fields known at its depth."""
+    if error["type"] != "extra_forbidden":
+        return None
+    known = KNOWN_FIELDS.get(len(error["loc"]), ())
+    return "is not a known field" + (f" (known: {', '.join(known)})" if known else "")
+
+
+def problem_line(
+    exc: ValidationError, explain: Callable[[str, ErrorDetails], str | None]
+) -> str:
+    """A validation failure as the one line a caller sees: where the first problem is, and
+    what is wrong (in ``explain``'s words where it has some), and how many more there are."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"]) or "input"
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] == "extra_forbidden":
-        known = KNOWN_FIELDS.get(len(error["loc"]), ())
-        message = "is not a known field" + (f" (known: {', '.join(known)})" if known else "")
+    message = explain(where, error) or str(error["msg"]).removeprefix("Value error, ")
     more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
     return f"invalid input: {where}: {message}{more}"
