@@ -11,6 +11,7 @@ records status ``failed`` with the reason before the error reaches the caller.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,8 @@ from graph.context import AgentContext
 from graph.state import Step
 from graph.trajectory.checkpoints import OWNER_PID, sqlite_checkpointer
 from store.faults import StorageError
+
+LOG = logging.getLogger(__name__)
 
 
 class RunFailedError(RuntimeError):
@@ -73,6 +76,9 @@ def _record_failure(
     named = str(exc) if isinstance(exc, StorageError) else f"{type(exc).__name__}: {exc}"
     detail = named.splitlines()[0].rstrip(": ")
     ended = {"status": "failed", "status_detail": detail, "answer": "", "citations": []}
-    graph.update_state(config, ended, as_node="finish")
     thread_id = config["configurable"]["thread_id"]
+    try:
+        graph.update_state(config, ended, as_node="finish")
+    except Exception as unrecorded:  # a full disk fails the record too: say so, keep the cause
+        LOG.warning("thread %s could not record its failure: %s", thread_id, unrecorded)
     return RunFailedError(f"the run failed (thread {thread_id}): {detail}")

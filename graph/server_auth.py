@@ -9,7 +9,9 @@ langgraph.json names ``auth`` here as the server's custom authentication (``auth
 - **Ownership.** Each key is one caller, named by a hash of the key (the key itself is never
   stored). Whatever a caller creates — threads and the runs on them, crons, assistants — is
   stamped with ``metadata.owner``, and every read, search, update and delete is filtered to the
-  caller's own, so another caller's thread answers 404 and never shows up in a search. The
+  caller's own, so another caller's thread answers 404 and never shows up in a search (also
+  where creating or copying a thread meets it, which the server alone answers 409: see
+  ``OthersThreadsAreNotFound``). The
   graphs' built-in assistants stay readable by everyone; store items live under the caller's
   namespace. Anything without a rule of its own is refused (fail closed).
 - **Ingestion.** VECTREE_SERVER_INGEST_KEYS names the keys whose callers may run the ``ingest``
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, cast
 from uuid import UUID, uuid5
@@ -218,4 +221,89 @@ class PrivateNetworkForAllowedOrigins:
 
 PRIVATE_NETWORK_REQUEST = b"access-control-request-private-network"
 PRIVATE_NETWORK_GRANT = "access-control-allow-private-network"
-app = Starlette(middleware=[Middleware(PrivateNetworkForAllowedOrigins)])
+THREAD_CREATION = re.compile(r"/threads(?:/(?P<copied>[0-9a-fA-F-]{36})/copy)?/?")
+EXISTING_THREAD = re.compile(rb"Thread with ID ([0-9a-fA-F-]{36}) already exists")
+NOT_FOUND = b'{"detail":"Thread not found"}'
+
+
+class OthersThreadsAreNotFound:
+    """Answer 404 where creating or copying a thread meets another caller's thread.
+
+    The server checks whether a thread id exists before it applies the owner filter, so
+    ``threads.create(thread_id=…)`` on another caller's thread answers 409 ("already exists"),
+    telling the caller it exists, and ``threads.copy(…)`` answers 409 for any thread it cannot
+    copy, where every other call answers 404. On
+    such a 409 this middleware asks the server, with the caller's own headers, whether the caller
+    can see that thread; if not, the answer is 404, as for any thread that is not the caller's.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and THREAD_CREATION.fullmatch(scope["path"])
+        ):
+            await self.app(scope, receive, send)
+            return
+        held: list[Message] = []
+
+        async def hold_conflicts(message: Message) -> None:
+            if held or (message["type"] == "http.response.start" and message["status"] == 409):
+                held.append(message)
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    await self._answer(scope, held, send)
+                return
+            await send(message)
+
+        await self.app(scope, receive, hold_conflicts)
+
+    async def _answer(self, scope: Scope, held: list[Message], send: Send) -> None:
+        """The held 409, or 404 when the thread it is about (the one copied, or the one whose id
+        a creation asked for) is not the caller's."""
+        copied = THREAD_CREATION.fullmatch(scope["path"])
+        thread_id = copied.group("copied") if copied else None
+        if thread_id is None:
+            body = b"".join(m.get("body", b"") for m in held if m["type"] == "http.response.body")
+            existing = EXISTING_THREAD.search(body)
+            thread_id = existing.group(1).decode() if existing else None
+        if thread_id is not None and not await self._visible(scope, thread_id):
+            headers = [(b"content-type", b"application/json")]
+            headers.append((b"content-length", str(len(NOT_FOUND)).encode()))
+            await send({"type": "http.response.start", "status": 404, "headers": headers})
+            await send({"type": "http.response.body", "body": NOT_FOUND})
+            return
+        for message in held:
+            await send(message)
+
+    async def _visible(self, scope: Scope, thread_id: str) -> bool:
+        """Whether ``GET /threads/{id}`` with the caller's headers finds the thread."""
+        path = f"/threads/{thread_id}"
+        lookup = {
+            **scope,
+            "method": "GET",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "headers": [h for h in scope["headers"] if h[0].lower() not in BODY_HEADERS],
+        }
+        status: list[int] = []
+
+        async def no_body() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def note_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+
+        await self.app(lookup, no_body, note_status)
+        return bool(status) and status[0] == 200
+
+
+BODY_HEADERS = (b"content-length", b"content-type", b"transfer-encoding")
+
+app = Starlette(
+    middleware=[Middleware(PrivateNetworkForAllowedOrigins), Middleware(OthersThreadsAreNotFound)]
+)

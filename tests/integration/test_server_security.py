@@ -74,6 +74,10 @@ def test_one_callers_threads_and_trajectories_are_invisible_to_another(
     assert _status(lambda: bob.threads.get_history(thread)) == 404
     assert thread not in {t["thread_id"] for t in bob.threads.search(limit=100)}
     assert thread in {t["thread_id"] for t in alice.threads.search(limit=100)}
+    assert _status(lambda: bob.threads.create(thread_id=thread)) == 404
+    assert _status(lambda: bob.threads.copy(thread)) == 404
+    assert _status(lambda: alice.threads.create(thread_id=thread)) == 409  # her own: it exists
+    alice.threads.copy(thread)
 
 
 def test_a_run_context_cannot_choose_the_library_the_endpoint_or_an_unlisted_model(
