@@ -43,18 +43,12 @@ change a library that is there, so a mistyped ``--library`` is refused rather th
 
 def checked_library(args: argparse.Namespace) -> None:
     """Refuse, in one line, a ``--library`` that is a file, or (for a command that does not
-    create libraries) a folder that is not a library; create it for those that do, saying so."""
+    create libraries) a folder that is not a library. The others create it once their own
+    options are known to be right (``create_library``)."""
     root = library_of(args).root
     if root.exists() and not root.is_dir():
         raise LibraryPathError(f"--library {root} is a file, not a library folder")
     if args.command in CREATE_LIBRARY:
-        if not root.exists():
-            try:
-                Library(root).ensure()
-            except OSError as exc:
-                problem = exc.strerror or str(exc)
-                raise LibraryPathError(f"cannot create the library {root}: {problem}") from None
-            print(f"created the library {root}", file=sys.stderr)
         return
     if not Library(root).docs_dir.is_dir():
         what = "is not a library (it has no docs/ folder)" if root.exists() else "does not exist"
@@ -62,6 +56,18 @@ def checked_library(args: argparse.Namespace) -> None:
             f"{root} {what}: give the library with --library or VECTREE_HOME, or create one "
             "with `vectree ingest PATH`"
         )
+
+
+def create_library(library: Library) -> None:
+    """Create the library folder if it does not exist yet, saying so on stderr."""
+    if library.root.is_dir():
+        return
+    try:
+        library.ensure()
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+        raise LibraryPathError(f"cannot create the library {library.root}: {problem}") from None
+    print(f"created the library {library.root}", file=sys.stderr)
 
 
 def print_json(value: Any) -> None:

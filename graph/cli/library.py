@@ -15,6 +15,7 @@ from graph.cli.common import (
     EXIT_OK,
     EXIT_PARTIAL,
     CommandError,
+    create_library,
     library_of,
     print_json,
     resolve_doc,
@@ -41,6 +42,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     except ValueError as exc:  # options that cannot be combined
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    create_library(library)
     report = ingest_paths(
         [Path(p) for p in args.paths], context, args.workers, progress=not args.json
     )

@@ -20,7 +20,7 @@ import socket
 import sys
 from pathlib import Path
 
-from graph.cli.common import EXIT_ERROR, library_of
+from graph.cli.common import EXIT_ERROR, create_library, library_of
 from store.settings import ServerSettings
 
 STUDIO_URL = "https://smith.langchain.com/studio/?baseUrl=http://{host}:{port}"
@@ -104,6 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    create_library(library_of(args))
     library = library_of(args).root
     workdir = library / "server"
     workdir.mkdir(parents=True, exist_ok=True)

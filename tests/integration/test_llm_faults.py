@@ -29,6 +29,7 @@ from graph.context import AgentContext
 from graph.trajectory.checkpoints import sqlite_checkpointer
 from store.chat import chat_model
 from store.endpoint import EndpointFailed, failure_line
+from store.library import Library
 from store.settings import LLMSettings
 from tests.llm_stub import HUNG_UP, Fault, LLMStub, ToolCalls, message_text
 
@@ -337,7 +338,7 @@ def test_malformed_tool_calls_go_back_to_the_model(
 def test_cli_ask_exits_1_with_the_line_and_no_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], warm: None
 ) -> None:
-    library = str(tmp_path / "library")
+    library = str(Library(tmp_path / "library").ensure().root)  # `ask` reads an existing one
     case = FAILURES["503-always"]
     monkeypatch.setenv("VECTREE_MODEL", "stub-model")
 

@@ -104,6 +104,9 @@ class FakeLibrary:
     def has(self, doc_id: str) -> bool:
         return doc_id not in self.hidden
 
+    def listed(self, doc_id: str) -> bool:
+        return self.has(doc_id)
+
     def metadata(self, doc_id: str) -> dict[str, Any]:
         return {"description": f"About {doc_id}."}
 

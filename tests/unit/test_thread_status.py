@@ -23,6 +23,7 @@ from graph.trajectory.checkpoints import (
     sqlite_checkpointer,
     thread_values,
 )
+from store.library import Library
 
 QUESTION = "Which corpus is largest?"
 
@@ -54,6 +55,7 @@ def test_the_cli_reports_a_failed_run_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(nodes, "_system_prompt", _failing_prompt(OSError("no space left")))
+    Library(tmp_path).ensure()
     code = main(["--library", str(tmp_path), "ask", QUESTION, "--thread", "t-cli"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1
