@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
+from ingest.filing import filing_facts
 from ingest.locate import mask_spans
 from ingest.parse import parse_pdf, pdf_page_count
 from ingest.request import InvalidIngestInput, checked_ingest_request
@@ -285,7 +286,8 @@ def summarise_node(state: IngestState, runtime: Runtime[IngestContext]) -> Updat
 
 @guarded("describe")
 def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Bibliographic metadata, a one-sentence description and keywords."""
+    """Bibliographic metadata, a one-sentence description and keywords, and for an SEC
+    filing its issuer, form and fiscal period (``ingest.filing``), which also give its year."""
     pages = state["pages"]
     supplied = state.get("supplied")
     fallback = supplied["title"] if supplied else Path(state.get("source", "document")).stem
@@ -294,6 +296,9 @@ def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update
         meta["title"], meta["year"] = supplied["title"], supplied.get("year")
         meta["venue"] = supplied.get("venue")
     meta["description"] = describe.one_sentence(_opening_text(state))
+    meta["filing"] = filing_facts(pages)
+    if meta["filing"]["fiscal_year"] is not None:
+        meta["year"] = meta["filing"]["fiscal_year"]  # a filing's year is its fiscal year
     model = _model(runtime)
     if model is not None:
         hints = {k: v for k, v in meta.items() if k not in ("description", "keywords")}

@@ -56,6 +56,19 @@ class TreeNode(TypedDict):
     nodes: list[TreeNode]
 
 
+class FilingFacts(TypedDict):
+    """What an SEC filing's cover says about it (``ingest.filing``); None where it does not
+    say, and every field None for a document that is not a filing."""
+
+    issuer: str | None
+    ticker: str | None
+    form: str | None
+    period_end: str | None
+    """ISO date: the end of the fiscal year or quarter covered (an 8-K: its date of report)."""
+    fiscal_year: int | None
+    fiscal_quarter: int | None
+
+
 class DocumentMetadata(TypedDict):
     """Bibliographic fields and the short texts the document-level index entry is built from."""
 
@@ -68,6 +81,8 @@ class DocumentMetadata(TypedDict):
     pages: str | None
     description: str
     keywords: list[str]
+    filing: NotRequired[FilingFacts]
+    """Issuer, form and fiscal period of a filing (absent in libraries built before them)."""
 
 
 class VerificationReport(TypedDict):

@@ -57,6 +57,7 @@ def search_line(rank: int, hit: dict[str, Any], section_pages: bool = False) -> 
         for s in hit["matching_sections"][: 3 if section_pages else 2]
     )
     venue = f" | {short_venue(hit['venue'])}" if hit.get("venue") else ""
+    venue += f" | {hit['filing']}" if hit.get("filing") else ""
     return (
         f"[{rank}] {hit['doc_id']} | {words(hit['title'], TITLE_WORDS)} | "
         f"{author_label(hit['authors'], hit['year'])}{venue} | {hit['total_pages']}p"

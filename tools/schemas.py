@@ -26,7 +26,11 @@ class ToolArgs(BaseModel):
 class search_documents(ToolArgs):
     """Find documents in the library (layer 0). Returns ranked documents with id, title,
     authors, year, venue, page count, a one-line description and the titles of their
-    best-matching sections. Use "*" as the query to list documents (with filters)."""
+    best-matching sections; an SEC filing also shows its form and fiscal period ("10-K FY2019",
+    "10-Q Q2 FY2024"). Name the period in the query ("FY2019", "Q2 of FY2024", "fiscal 2023")
+    and that period's filing comes first among the company's filings (a filing's year is its
+    fiscal year, so year_min/year_max select filings too). Use "*" as the query to list
+    documents (with filters)."""
 
     layer = 0
 

@@ -36,13 +36,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ingest.filing import AskedPeriod, asked_period
 from store.catalog import Catalog
 from store.search_engine import (
     BoolArray,
@@ -81,6 +83,7 @@ class SearchHit:
     bm25: float | None
     matching_sections: list[dict[str, Any]] = field(default_factory=list)
     weak: bool = False  # below the post-fusion gate: shown after the results that pass it
+    filing: str = ""  # a filing's form and fiscal period ("10-K FY2019"); "" for other documents
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with scores rounded (more digits only cost tokens)."""
@@ -352,7 +355,8 @@ class DocumentSearch:
             size = engine.corpus_size()
             selected = post_gate(order, fused, scores.dense, scores.bm25, gates, size, visible)
         chosen = list(itertools.islice(selected, limit))
-        return self._hits(engine, candidates, scores, fused, chosen, gates or self.gates)
+        hits = self._hits(engine, candidates, scores, fused, chosen, gates or self.gates)
+        return period_order(hits, asked_period(query), self._filing)
 
     def _hits(
         self,
@@ -404,6 +408,7 @@ class DocumentSearch:
             venue=info.venue,
             total_pages=info.total_pages,
             description=self._description(info.doc_id),
+            filing=filing_label(self._filing(info.doc_id)),
             score=score,
             dense=None if math.isnan(dense) else dense,
             bm25=None if math.isnan(bm25) else bm25,
@@ -418,6 +423,13 @@ class DocumentSearch:
             ],
         )
 
+    def _filing(self, doc_id: str) -> Mapping[str, Any]:
+        """A document's filing facts ({} for other documents, or if they vanished)."""
+        try:
+            return self.catalog.library.metadata(doc_id).get("filing") or {}
+        except (OSError, ValueError):
+            return {}
+
     def _description(self, doc_id: str) -> str:
         """The one-sentence description from metadata.json ("" if it vanished meanwhile)."""
         try:
@@ -428,3 +440,69 @@ class DocumentSearch:
 
 def _blank_to_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
+
+
+def filing_label(facts: Mapping[str, Any] | None) -> str:
+    """"10-K FY2019", "10-Q Q2 FY2024", "8-K 2022-05-20"; "" for other documents."""
+    if not facts or not facts.get("form"):
+        return ""
+    if facts["form"] == "8-K" or not facts.get("fiscal_year"):
+        return f"{facts['form']} {facts.get('period_end') or ''}".strip()
+    quarter = f"Q{facts['fiscal_quarter']} " if facts.get("fiscal_quarter") else ""
+    return f"{facts['form']} {quarter}FY{facts['fiscal_year']}"
+
+
+# -- fiscal periods --------------------------------------------------------------------------------
+ENTITY_WORDS = frozenset(
+    {"inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "plc", "llc", "the"}
+)
+
+
+def issuer_key(issuer: str | None) -> str | None:
+    """An issuer's name as every filing of it prints it, near enough ("BEST BUY CO., INC." and
+    "Best Buy Co., Inc." are one issuer; "NIKE, Inc." and "NIKE Inc" too)."""
+    words = re.findall(r"[a-z0-9]+", (issuer or "").lower())
+    kept = [word for word in words if word not in ENTITY_WORDS]
+    return " ".join(kept) or None
+
+
+def period_rank(facts: Mapping[str, Any], asked: AskedPeriod) -> int:
+    """0: the filing of exactly the asked period (its quarter's 10-Q, or for a year its annual
+    report); 1: another filing of the asked fiscal year; 2: any other period."""
+    if facts.get("fiscal_year") != asked["fiscal_year"]:
+        return 2
+    if asked["fiscal_quarter"] is not None:
+        return 0 if facts.get("fiscal_quarter") == asked["fiscal_quarter"] else 1
+    return 0 if facts.get("form") in ANNUAL_FORMS else 1
+
+
+ANNUAL_FORMS = frozenset({"10-K", "20-F"})
+
+
+def period_order(
+    hits: list[SearchHit],
+    asked: AskedPeriod | None,
+    facts_of: Callable[[str], Mapping[str, Any]],
+) -> list[SearchHit]:
+    """Among the results of one issuer, the filings of the period the question names first.
+
+    A question naming a period ("FY2018", "Q2 of FY2024") is about one filing, and the same
+    company's other filings match its words as well (each reports the years before it too).
+    So the places the issuer's filings hold in the ranking are refilled with them in the order
+    exact period, same fiscal year, other; every other result keeps its place, and nothing is
+    dropped: a comparative figure in a later filing is still there, just after.
+    """
+    if asked is None:
+        return hits
+    facts = [facts_of(hit.doc_id) for hit in hits]
+    places: dict[str, list[int]] = {}
+    for position, fact in enumerate(facts):
+        key = issuer_key(fact.get("issuer")) if fact.get("form") else None
+        if key is not None:
+            places.setdefault(key, []).append(position)
+    ordered = list(hits)
+    for positions in places.values():
+        ranked = sorted(positions, key=lambda p: (period_rank(facts[p], asked), p))
+        for place, position in zip(positions, ranked, strict=True):
+            ordered[place] = hits[position]
+    return ordered

@@ -23,8 +23,9 @@ from graph.cli.common import (
 from ingest.context import IngestContext
 from store.catalog import open_catalog
 from store.check import CheckReport, check_library
-from store.library import Library
+from store.library import DamagedFile, Library
 from store.types import MIN_PREFIX
+from tools.search import filing_label
 
 
 # -- ingest ------------------------------------------------------------------------------
@@ -72,8 +73,10 @@ DOCS_FIELDS = ("doc_id", "title", "pages", "nodes", "structure", "verification_r
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
+    library = library_of(args)
     records: list[dict[str, Any]] = [
-        {k: r.get(k) for k in DOCS_FIELDS} for r in library_of(args).documents()
+        {**{k: r.get(k) for k in DOCS_FIELDS}, "filing": _filing(library, r["doc_id"])}
+        for r in library.documents()
     ]
     if args.json:
         print_json(records)
@@ -81,15 +84,27 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if not records:
         print(f"no documents in {library_of(args).root}; add some with `vectree ingest PATH`")
         return EXIT_OK
-    print(f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'structure':9}  {'verified':>8}  title")
+    print(
+        f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'structure':9}  {'verified':>8}  "
+        f"{'filing':14}  title"
+    )
     for r in records:
         rate = "n/a" if r["verification_rate"] is None else f"{r['verification_rate']:.2f}"
         print(
             f"{r['doc_id']:16}  {r['pages']:>5}  {r['nodes']:>5}  {r['structure'] or '?':9}  "
-            f"{rate:>8}  {r['title'][:70]}"
+            f"{rate:>8}  {filing_label(r['filing']):14}  {r['title'][:70]}"
         )
     print(f"{len(records)} documents, {sum(r['pages'] for r in records)} pages")
     return EXIT_OK
+
+
+def _filing(library: Library, doc_id: str) -> dict[str, Any] | None:
+    """A filing's issuer, form and period (None for other documents, or unreadable metadata)."""
+    try:
+        facts = library.metadata(doc_id).get("filing")
+    except DamagedFile:
+        return None
+    return dict(facts) if facts and facts.get("form") else None
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
