@@ -76,6 +76,21 @@ QUARTER_LABEL = re.compile(
 )
 ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 CELL_BREAK = re.compile(r"\*\*\s+\*\*|\|")
+SYMBOL_IN_ROW = re.compile(
+    r"per\s+share\s+(?P<symbol>[A-Z]{1,5})\s+(?:The\s+)?(?:New\s+York|NYSE|Nasdaq|NASDAQ)"
+)
+EARNINGS_RELEASE = "earnings release"
+RELEASE = re.compile(
+    r"(?P<issuer>(?:[A-Z][A-Z0-9.,&'\-]*\s+){0,8}[A-Z][A-Z0-9.,&'\-]*)\s+(?:REPORTS|ANNOUNCES)\s+"
+    r"(?:(?P<ordinal>FIRST|SECOND|THIRD|FOURTH)\s+QUARTER\s+)?(?P<full>(?:AND\s+)?FULL[- ]YEAR\s+)?"
+    r"(?:FISCAL\s+)?(?:\d{4}\s+)?(?:EARNINGS|RESULTS|FINANCIAL\s+RESULTS)"
+    r"(?:\s+FOR\s+(?:FISCAL\s+)?(?:YEAR\s+)?(?P<year>(?:19|20)\d{2}))?"
+)
+"""The headline of an earnings release: who reports which quarter (or year) of which fiscal
+year. Uppercase words only, as headlines are set, so a sentence of a filing does not match."""
+RELEASE_PERIOD_END = re.compile(
+    r"(?:quarter|year|period)\s+ended\s+" + DATE, re.IGNORECASE
+)
 SECTION_12B = re.compile(r"section\s+12\s*\(b\)", re.IGNORECASE)
 FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no\.?)[:\s]*[\d-]+", re.IGNORECASE)
 NOT_TICKERS = frozenset({"YES", "NO", "NONE", "N/A", "NYSE"})
@@ -92,7 +107,7 @@ def filing_facts(pages: list[str]) -> FilingFacts:
     flat = " ".join(cover.split())
     form = FORM.search(flat)
     if form is None:
-        return NO_FACTS
+        return release_facts(" ".join(plain_lines(pages[:1]).split()))
     kind = form.group("form").upper()
     ended = PERIOD_END.search(flat) or (REPORT_DATE.search(flat) if kind == "8-K" else None)
     period_end = _date(ended) if ended else None
@@ -104,6 +119,27 @@ def filing_facts(pages: list[str]) -> FilingFacts:
         form=kind,
         period_end=period_end.isoformat() if period_end else None,
         fiscal_year=year,
+        fiscal_quarter=quarter,
+    )
+
+
+def release_facts(first_page: str) -> FilingFacts:
+    """An earnings release's facts from its headline ("THE WALT DISNEY COMPANY REPORTS FIRST
+    QUARTER EARNINGS FOR FISCAL 2025"), or ``NO_FACTS`` when the first page has none."""
+    headline = RELEASE.search(first_page)
+    if headline is None:
+        return NO_FACTS
+    ended = RELEASE_PERIOD_END.search(first_page)
+    period_end = _date(ended) if ended else None
+    ordinal = headline.group("ordinal")
+    quarter = ORDINALS[ordinal.lower()] if ordinal and not headline.group("full") else None
+    year = headline.group("year") or (ended and str(period_end.year if period_end else ""))
+    return FilingFacts(
+        issuer=" ".join(headline.group("issuer").split()),
+        ticker=None,
+        form=EARNINGS_RELEASE,
+        period_end=period_end.isoformat() if period_end else None,
+        fiscal_year=int(year) if year else None,
         fiscal_quarter=quarter,
     )
 
@@ -158,7 +194,8 @@ def _ticker(cover: str) -> str | None:
         token = line.strip()
         if TICKER.match(token) and token not in NOT_TICKERS:
             return token
-    return None
+    in_a_row = SYMBOL_IN_ROW.search(table[0])  # the row printed as one line of text
+    return in_a_row.group("symbol") if in_a_row else None
 
 
 def _fiscal_period(kind: str, ended: date | None, text: str) -> tuple[int | None, int | None]:

@@ -356,7 +356,7 @@ class DocumentSearch:
             selected = post_gate(order, fused, scores.dense, scores.bm25, gates, size, visible)
         chosen = list(itertools.islice(selected, limit))
         hits = self._hits(engine, candidates, scores, fused, chosen, gates or self.gates)
-        return period_order(hits, asked_period(query), self._filing)
+        return period_order(hits, query, self._filing)
 
     def _hits(
         self,
@@ -466,6 +466,16 @@ def issuer_key(issuer: str | None) -> str | None:
     return " ".join(kept) or None
 
 
+def names_issuer(question: str, facts: Mapping[str, Any]) -> bool:
+    """Whether a question names a filing's issuer (its name's words, or its ticker)."""
+    words = set(re.findall(r"[a-z0-9]+", question.lower()))
+    key = issuer_key(facts.get("issuer"))
+    if key and set(key.split()) <= words:
+        return True
+    ticker = facts.get("ticker")
+    return bool(ticker) and re.search(rf"\b{re.escape(str(ticker))}\b", question) is not None
+
+
 def period_rank(facts: Mapping[str, Any], asked: AskedPeriod) -> int:
     """0: the filing of exactly the asked period (its quarter's 10-Q, or for a year its annual
     report); 1: another filing of the asked fiscal year; 2: any other period."""
@@ -480,9 +490,7 @@ ANNUAL_FORMS = frozenset({"10-K", "20-F"})
 
 
 def period_order(
-    hits: list[SearchHit],
-    asked: AskedPeriod | None,
-    facts_of: Callable[[str], Mapping[str, Any]],
+    hits: list[SearchHit], question: str, facts_of: Callable[[str], Mapping[str, Any]]
 ) -> list[SearchHit]:
     """Among the results of one issuer, the filings of the period the question names first.
 
@@ -490,16 +498,20 @@ def period_order(
     company's other filings match its words as well (each reports the years before it too).
     So the places the issuer's filings hold in the ranking are refilled with them in the order
     exact period, same fiscal year, other; every other result keeps its place, and nothing is
-    dropped: a comparative figure in a later filing is still there, just after.
+    dropped: a comparative figure in a later filing is still there, just after. A question
+    that names a period but none of the issuers found is ordered the same way across all the
+    filings found: the period is then all it says about which one it means.
     """
+    asked = asked_period(question)
     if asked is None:
         return hits
     facts = [facts_of(hit.doc_id) for hit in hits]
+    named = any(names_issuer(question, fact) for fact in facts if fact.get("form"))
     places: dict[str, list[int]] = {}
     for position, fact in enumerate(facts):
         key = issuer_key(fact.get("issuer")) if fact.get("form") else None
         if key is not None:
-            places.setdefault(key, []).append(position)
+            places.setdefault(key if named else "", []).append(position)
     ordered = list(hits)
     for positions in places.values():
         ranked = sorted(positions, key=lambda p: (period_rank(facts[p], asked), p))

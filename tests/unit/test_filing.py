@@ -125,13 +125,13 @@ FACTS: dict[str, dict[str, Any]] = {
         "fiscal_quarter": 2,
     },
     "bby-2019-10k": {"issuer": "BEST BUY CO., INC.", "form": "10-K", "fiscal_year": 2019},
-    "nke-2019-10k": {"issuer": "NIKE, Inc.", "form": "10-K", "fiscal_year": 2019},
+    "nke-2019-10k": {"issuer": "NIKE, Inc.", "ticker": "NKE", "form": "10-K", "fiscal_year": 2019},
     "paper": {},
 }
 
 
 def order(question: str, ranked: list[str]) -> list[str]:
-    hits = period_order([hit(d) for d in ranked], asked_period(question), lambda d: FACTS[d])
+    hits = period_order([hit(d) for d in ranked], question, lambda d: FACTS[d])
     return [h.doc_id for h in hits]
 
 
@@ -144,6 +144,35 @@ def test_the_named_period_comes_first_among_its_issuers_filings_and_nothing_else
         "bby-2023-10k",  # the others keep their order
         "bby-2024-q2",
     ]
-    assert order("Stores between FY2023 and Q2 of FY2024?", ranked)[0] == "bby-2024-q2"
+    assert order("Best Buy stores between FY2023 and Q2 of FY2024?", ranked)[0] == "bby-2024-q2"
     assert order("What does Best Buy sell?", ranked) == ranked  # no period: no change
-    assert sorted(order("FY2019 revenue", ranked)) == sorted(ranked)  # nothing is dropped
+    assert sorted(order("Nike FY2019 revenue", ranked)) == sorted(ranked)  # nothing is dropped
+    by_ticker = order("NKE revenue in FY2019", ["bby-2019-10k", "nke-2019-10k"])
+    assert by_ticker == ["bby-2019-10k", "nke-2019-10k"]  # one filing per issuer: no change
+
+
+def test_a_period_without_a_company_orders_every_filing_found() -> None:
+    """Without a company named, the period is all the question says about which filing."""
+    ranked = ["nke-2019-10k", "paper", "bby-2023-10k", "bby-2024-q2"]
+    assert order("Any drop in cash between FY 2023 and Q2 of FY2024?", ranked) == [
+        "bby-2024-q2",
+        "paper",
+        "nke-2019-10k",
+        "bby-2023-10k",
+    ]
+
+
+def test_an_earnings_release_is_known_by_its_headline() -> None:
+    page = (
+        "FOR IMMEDIATE RELEASE\nFebruary 5, 2025\nTHE WALT DISNEY COMPANY REPORTS\nFIRST QUARTER "
+        "EARNINGS FOR FISCAL 2025\nThe Walt Disney Company today reported earnings for its first "
+        "fiscal quarter ended December 28, 2024."
+    )
+    assert filing_facts([page]) == {
+        "issuer": "THE WALT DISNEY COMPANY",
+        "ticker": None,
+        "form": "earnings release",
+        "period_end": "2024-12-28",
+        "fiscal_year": 2025,
+        "fiscal_quarter": 1,
+    }
