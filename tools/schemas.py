@@ -9,7 +9,7 @@ layer node.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,9 @@ class ToolArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     layer: ClassVar[int]
+
+
+FilingForm = Literal["10-K", "10-Q", "8-K", "20-F", "earnings release"]
 
 
 class search_documents(ToolArgs):
@@ -39,6 +42,18 @@ class search_documents(ToolArgs):
     year_max: int | None = Field(default=None, description="Only documents up to this year.")
     journal: str | None = Field(default=None, description="Venue or journal name contains this.")
     author: str | None = Field(default=None, description="An author's name contains this.")
+    issuer: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only filings of this company: words of its name or its ticker.",
+    )
+    form: FilingForm | None = Field(default=None, description="Only filings of this form.")
+    fiscal_year: int | None = Field(
+        default=None, ge=1900, le=2100, description="Only filings of this fiscal year."
+    )
+    fiscal_quarter: int | None = Field(
+        default=None, ge=1, le=4, description="Only filings of this fiscal quarter (1-4)."
+    )
     limit: int = Field(default=5, ge=1, le=20, description="How many documents (1-20).")
 
 

@@ -297,8 +297,10 @@ class DocumentSearch:
         author: str | None = None,
         doc_ids: Iterable[str] | None = None,
         gates: bool = True,
+        filing: FilingFilter | None = None,
     ) -> list[SearchHit]:
-        """Ranked documents for ``query`` (``"*"`` lists documents matching the filters)."""
+        """Ranked documents for ``query`` (``"*"`` lists documents matching the filters);
+        ``filing`` keeps only the filings of an issuer, form or fiscal period."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
         if not query or not query.strip():
@@ -311,16 +313,19 @@ class DocumentSearch:
             doc_ids=frozenset(doc_ids) if doc_ids is not None else None,
         )
         engine = self.engine
+        wanted = filing or FilingFilter()
         if query.strip() == BROWSE:
-            return self._browse(engine, filters, limit)
+            return self._browse(engine, filters, limit, wanted)
         gate_settings = self.gates if gates and self.gates.enabled else None
-        return self._rank(engine, query, filters, limit, gate_settings)
+        return self._rank(engine, query, filters, limit, gate_settings, wanted)
 
     # -- internals ---------------------------------------------------------------------------------
-    def _browse(self, engine: SearchEngine, filters: SearchFilters, limit: int) -> list[SearchHit]:
+    def _browse(
+        self, engine: SearchEngine, filters: SearchFilters, limit: int, filing: FilingFilter
+    ) -> list[SearchHit]:
         hits: list[SearchHit] = []
         for info in browse_order(engine.documents(filters)):
-            if self.catalog.library.listed(info.doc_id):
+            if self._shown(info.doc_id, filing):
                 hits.append(self._hit(info, 0.0, math.nan, math.nan, []))
                 if len(hits) == limit:
                     break
@@ -333,6 +338,7 @@ class DocumentSearch:
         filters: SearchFilters,
         limit: int,
         gates: GateSettings | None,
+        filing: FilingFilter,
     ) -> list[SearchHit]:
         index = self.catalog.index
         dense_query = np.asarray(index.embed_dense([query])[0], dtype=np.float32)
@@ -347,7 +353,7 @@ class DocumentSearch:
         order = fused_order(fused, scores.dense).tolist()
 
         def visible(position: int) -> bool:
-            return self.catalog.library.listed(candidates.doc_ids[scores.doc[position]])
+            return self._shown(candidates.doc_ids[scores.doc[position]], filing)
 
         if gates is None:
             selected = raw_order(order, visible)
@@ -423,6 +429,12 @@ class DocumentSearch:
             ],
         )
 
+    def _shown(self, doc_id: str, filing: FilingFilter) -> bool:
+        """Listed, and a filing the filter admits when it asks for filings."""
+        if not self.catalog.library.listed(doc_id):
+            return False
+        return not filing.active or filing.admits(self._filing(doc_id))
+
     def _filing(self, doc_id: str) -> Mapping[str, Any]:
         """A document's filing facts ({} for other documents, or if they vanished)."""
         try:
@@ -450,6 +462,44 @@ def filing_label(facts: Mapping[str, Any] | None) -> str:
         return f"{facts['form']} {facts.get('period_end') or ''}".strip()
     quarter = f"Q{facts['fiscal_quarter']} " if facts.get("fiscal_quarter") else ""
     return f"{facts['form']} {quarter}FY{facts['fiscal_year']}"
+
+
+@dataclass(frozen=True)
+class FilingFilter:
+    """Only the filings of an issuer (name words or ticker), a form, a fiscal year or quarter;
+    with any of them set, other documents are left out."""
+
+    issuer: str | None = None
+    form: str | None = None
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+
+    @property
+    def active(self) -> bool:
+        conditions = (self.issuer, self.form, self.fiscal_year, self.fiscal_quarter)
+        return any(condition is not None for condition in conditions)
+
+    def admits(self, facts: Mapping[str, Any]) -> bool:
+        """Whether a document's filing facts pass every condition set."""
+        if not facts.get("form"):
+            return False
+        if self.issuer is not None and not issuer_matches(self.issuer, facts):
+            return False
+        if self.form is not None and str(facts["form"]).lower() != self.form.lower():
+            return False
+        if self.fiscal_year is not None and facts.get("fiscal_year") != self.fiscal_year:
+            return False
+        return self.fiscal_quarter is None or facts.get("fiscal_quarter") == self.fiscal_quarter
+
+
+def issuer_matches(wanted: str, facts: Mapping[str, Any]) -> bool:
+    """A name whose words are all in the issuer's ("best buy" for "BEST BUY CO., INC."), or
+    its ticker."""
+    ticker = str(facts.get("ticker") or "")
+    if ticker and wanted.strip().upper() == ticker:
+        return True
+    asked, issuer = issuer_key(wanted), issuer_key(facts.get("issuer"))
+    return bool(asked and issuer) and set(str(asked).split()) <= set(str(issuer).split())
 
 
 # -- fiscal periods --------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from tools import formatting, schemas
 from tools.pages import rank_pages, rank_sections, scores_of
 from tools.results import Tool, ToolResult, failure
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
-from tools.search import DocumentSearch
+from tools.search import DocumentSearch, FilingFilter
 
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
@@ -146,6 +146,10 @@ class Toolbox:
         journal: str | None,
         author: str | None,
         limit: int,
+        issuer: str | None = None,
+        form: str | None = None,
+        fiscal_year: int | None = None,
+        fiscal_quarter: int | None = None,
     ) -> ToolResult:
         scope = self.scope
         try:
@@ -158,6 +162,7 @@ class Toolbox:
                 author=author or scope.author,
                 doc_ids=scope.doc_ids or None,
                 gates=self.gates_on,
+                filing=FilingFilter(issuer, form, fiscal_year, fiscal_quarter),
             )
         except IndexLockedError as exc:
             return failure(f"{exc}. Retry the search in a moment.")

@@ -11,6 +11,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable
+from typing import get_args
 
 from graph.api import RunFailedError
 from graph.cli.benchmark import add_eval_command
@@ -29,7 +30,9 @@ from store.library import DamagedFile
 from store.locks import LibraryBusyError, name_process
 from store.settings import SettingsError
 from store.types import InvalidDocId
+from tools.schemas import FilingForm
 
+FILING_FORMS = get_args(FilingForm)
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
 LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
 VERBOSE_HELP = "log debug detail and full tracebacks to stderr (default: one-line warnings)"
@@ -151,6 +154,12 @@ def _add_query_commands(command: Callable[..., argparse.ArgumentParser]) -> None
     search.add_argument("--journal", help="venue contains this")
     search.add_argument("--author", help="an author's name contains this")
     search.add_argument("--no-gates", action="store_true", help="raw fusion, no relevance gates")
+    search.add_argument("--issuer", help="only filings of this company (name words or ticker)")
+    search.add_argument("--form", choices=FILING_FORMS, help="only filings of this form")
+    search.add_argument("--fiscal-year", type=int, help="only filings of this fiscal year")
+    search.add_argument(
+        "--fiscal-quarter", type=int, choices=(1, 2, 3, 4), help="only filings of this quarter"
+    )
 
 
 def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:

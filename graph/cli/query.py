@@ -161,7 +161,7 @@ def cmd_threads(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from tools.search import DocumentSearch
+    from tools.search import DocumentSearch, FilingFilter
 
     catalog = open_catalog(library_of(args).root)
     hits = [
@@ -174,13 +174,14 @@ def cmd_search(args: argparse.Namespace) -> int:
             journal=args.journal,
             author=args.author,
             gates=not args.no_gates,
+            filing=FilingFilter(args.issuer, args.form, args.fiscal_year, args.fiscal_quarter),
         )
     ]
     if args.json:
         print_json(
             {
                 "results": [
-                    {k: h[k] for k in ("doc_id", "title", "score", "matching_sections")}
+                    {k: h[k] for k in ("doc_id", "title", "score", "filing", "matching_sections")}
                     for h in hits
                 ]
             }

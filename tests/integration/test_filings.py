@@ -14,7 +14,7 @@ from graph.cli import main
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
 from tests.conftest import SHARED_DATA, require_shared_data
-from tools.search import DocumentSearch
+from tools.search import DocumentSearch, FilingFilter
 
 pytestmark = pytest.mark.integration
 
@@ -94,4 +94,17 @@ def test_a_question_naming_a_year_reaches_that_years_filing_first(filings: Path)
         assert same_issuer and same_issuer[0] == gold, question["question"]
         checked += 1
     assert checked >= 12
+    close_catalogs()
+
+
+def test_search_keeps_only_the_filings_a_filter_names(filings: Path) -> None:
+    ids = doc_ids(filings)
+    search = DocumentSearch(open_catalog(filings))
+    year = search.search("inventories", filing=FilingFilter(issuer="best buy", fiscal_year=2019))
+    assert [h.doc_id for h in year] == [ids["BESTBUY_2019_10K"]]
+    assert year[0].filing == "10-K FY2019"
+    quarterly = search.search("*", filing=FilingFilter(form="10-Q"))
+    assert [h.doc_id for h in quarterly] == [ids["BESTBUY_2024Q2_10Q"]]
+    nike = {h.doc_id for h in search.search("*", limit=20, filing=FilingFilter(issuer="Nike"))}
+    assert nike == {doc for name, doc in ids.items() if name.startswith("NIKE")}
     close_catalogs()

@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ingest.filing import NO_FACTS, asked_period, filing_facts
-from tools.search import SearchHit, issuer_key, period_order
+from tools.schemas import search_documents
+from tools.search import FilingFilter, SearchHit, issuer_key, period_order
 
 COVER_10K = """**UNITED STATES**
 **SECURITIES AND EXCHANGE COMMISSION**
@@ -176,3 +178,22 @@ def test_an_earnings_release_is_known_by_its_headline() -> None:
         "fiscal_year": 2025,
         "fiscal_quarter": 1,
     }
+
+
+def test_a_filing_filter_keeps_an_issuer_form_and_period() -> None:
+    bby_q2 = FACTS["bby-2024-q2"]
+    assert FilingFilter(issuer="best buy", form="10-Q", fiscal_year=2024).admits(bby_q2)
+    assert FilingFilter(fiscal_quarter=2).admits(bby_q2)
+    assert not FilingFilter(fiscal_quarter=1).admits(bby_q2)
+    assert not FilingFilter(issuer="nike").admits(bby_q2)
+    assert FilingFilter(issuer="NKE").admits(FACTS["nke-2019-10k"])  # its ticker
+    assert not FilingFilter(form="10-K").admits(FACTS["paper"])  # not a filing
+    assert not FilingFilter().active and FilingFilter(fiscal_year=2019).active
+
+
+def test_the_models_filing_filters_are_validated() -> None:
+    with pytest.raises(ValidationError, match="'10-K'"):
+        search_documents(query="revenue", form="annual")
+    with pytest.raises(ValidationError, match="less than or equal to 4"):
+        search_documents(query="revenue", fiscal_quarter=5)
+    assert search_documents(query="revenue", issuer="Nike", fiscal_year=2019).fiscal_year == 2019
