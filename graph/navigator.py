@@ -272,6 +272,7 @@ class NavigatorChatModel(BaseChatModel):
             np.array([p["bm25"] for _, p in candidates]),
             np.array([p["dense"] for _, p in candidates]),
             np.array([p["section"] for _, p in candidates]),
+            statement=np.array([bool(p.get("statement")) for _, p in candidates], dtype=bool),
         )
         most = min(self.max_read_pages, self.page_cap)
         plan: dict[str, list[int]] = {}

@@ -14,6 +14,12 @@ by its best value among the candidates and added.
   words match about equally: a balance-sheet page inside the section about the balance sheet
   beats the note that mentions it. Only the ``DENSE_POOL`` pages best by BM25 and section are
   embedded, so a 300-page filing costs at most that many embeddings per query on a CPU.
+- **Financial statements first.** A question that names a statement ("the balance sheet",
+  "statement of cash flows") or a figure only a statement holds ("capital expenditure", "total
+  current assets", "COGS") is answered from that statement, whose words the MD&A and the notes
+  repeat on many pages. So the pages that print the statement's own title in their first lines
+  (``statements.py``) are ranked before every other page, in their own score order: an
+  ordering rule, with no weight to fit.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from store.chunks import page_owners
 from store.entries import section_pages
 from store.types import TreeNode, walk
 from tools.search import scaled
+from tools.statements import asked_statements, statement_pages
 
 Embed = Callable[[list[str]], list[list[float]]]
 Floats = NDArray[np.float64]
@@ -51,8 +58,10 @@ class RankedPage:
     dense: float
     section: float
     node_id: str
+    statement: bool = False
+    """The page prints a financial statement the question asks for."""
 
-    def as_dict(self, score: float) -> dict[str, float | int | str]:
+    def as_dict(self, score: float) -> dict[str, float | int | str | bool]:
         return {
             "page": self.page,
             "score": round(score, 4),
@@ -60,6 +69,7 @@ class RankedPage:
             "dense": round(self.dense, 4),
             "section": round(self.section, 4),
             "node_id": self.node_id,
+            "statement": self.statement,
         }
 
 
@@ -69,10 +79,15 @@ def page_score(
     section: Floats,
     dense_weight: float = PAGE_DENSE_WEIGHT,
     section_weight: float = PAGE_SECTION_WEIGHT,
+    statement: NDArray[np.bool_] | None = None,
 ) -> Floats:
     """Hybrid page score: BM25 and dense, each scaled by its best candidate, plus the section
-    score (already scaled within its document)."""
-    return scaled(bm25) + dense_weight * scaled(dense) + section_weight * section
+    score (already scaled within its document); the pages of an asked-for statement are lifted
+    above every other page, keeping their own order."""
+    score = scaled(bm25) + dense_weight * scaled(dense) + section_weight * section
+    if statement is None or not statement.any():
+        return score
+    return np.where(statement, score + score.max() - score.min() + 1.0, score)
 
 
 def scores_of(ranked: Sequence[RankedPage]) -> Floats:
@@ -81,6 +96,7 @@ def scores_of(ranked: Sequence[RankedPage]) -> Floats:
         np.array([r.bm25 for r in ranked]),
         np.array([r.dense for r in ranked]),
         np.array([r.section for r in ranked]),
+        statement=np.array([r.statement for r in ranked], dtype=bool),
     )
 
 
@@ -137,6 +153,7 @@ def rank_pages(
     dense = np.zeros(len(pages))
     dense[pool] = _cosines(query, [" ".join(pages[i].split()[:DENSE_WORDS]) for i in pool], embed)
     owners = page_owners(tree, len(pages))
+    printed = statement_pages(asked_statements(query), pages)
     return [
         RankedPage(
             n,
@@ -144,6 +161,7 @@ def rank_pages(
             float(dense[n - 1]),
             float(section[n - 1]),
             owners[n]["node_id"] if n in owners else "",
+            n in printed,
         )
         for n in range(1, len(pages) + 1)
     ]

@@ -134,7 +134,8 @@ def test_search_command_json(capsys: pytest.CaptureFixture[str], demo_library: P
     )
     assert code == 0
     first = result["results"][0]
-    assert set(first) == {"doc_id", "title", "score", "matching_sections"}
+    assert set(first) == {"doc_id", "title", "score", "filing", "matching_sections"}
+    assert first["filing"] == ""  # a paper is no filing
     assert first["title"].startswith("S2ORC")
     code, browse = cli_json(capsys, "--library", str(demo_library), "search", "*")
     assert len(browse["results"]) == 2
