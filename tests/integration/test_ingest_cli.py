@@ -134,7 +134,9 @@ def test_docs_and_tree_json_contract(capsys: pytest.CaptureFixture[str], library
         "structure",
         "verification_rate",
         "source",
+        "filing",
     }
+    assert record["filing"] is None  # a paper is no filing
     assert record["pages"] == 4 and record["verification_rate"] == 1.0
     assert record["structure"] == "outline"
     assert record["title"].startswith("Beyond Summarization")
