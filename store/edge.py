@@ -160,14 +160,19 @@ class EdgeClient:
     def _release(self) -> None:
         """Flush and close every shard, then give up the index lock."""
         for name in list(self._shards):
-            shard = self._shards.pop(name)
-            shard.flush()
-            shard.close()
-            if self.source is None:
-                stamp_clean_close(self._path(name))
+            self._close_shard(name)
         if self._lock_fd is not None:
             unflock(self._lock_fd)
             self._lock_fd = None
+
+    def _close_shard(self, name: str) -> None:
+        """Flush and close an open shard, stamping it as closed cleanly (a private copy of a
+        read-only library is not stamped: it is thrown away)."""
+        shard = self._shards.pop(name)
+        shard.flush()
+        shard.close()
+        if self.source is None:
+            stamp_clean_close(self._path(name))
 
     @contextmanager
     def closed(self) -> Iterator[None]:
@@ -205,7 +210,7 @@ class EdgeClient:
             path = self._path(name)
             shown = self._shown(path)
             remove_stale_builders(path)
-            require_space(path, unallocated_bytes(path.glob("wal/*")), "opening its index")
+            require_open_space(path)
             if not closed_cleanly(path):
                 LOG.info("%s was not closed cleanly: reading it through in a child first", shown)
                 problem = probe(path)
@@ -270,17 +275,13 @@ class EdgeClient:
         with self._owned():
             for described in self.get_collections().collections:
                 name = described.name
-                shard = self._shards.pop(name, None)
-                if shard is not None:
-                    shard.flush()
-                    shard.close()
-                    if self.source is None:
-                        stamp_clean_close(self._path(name))
+                if name in self._shards:
+                    self._close_shard(name)
                 path = self._path(name)
-                require_space(path, unallocated_bytes(path.glob("wal/*")), "opening its index")
+                require_open_space(path)
                 problem = probe(path)
                 if problem is not None:
-                    problems[name] = _within(self._path(name), problem)
+                    problems[name] = _within(path, problem)
         return problems
 
     def shown_path(self, name: str) -> Path:
@@ -596,6 +597,12 @@ def _match(match: Any) -> Any:
     if isinstance(match, models.MatchAny):
         return edge.MatchAny(list(match.any))  # type: ignore[arg-type]
     raise TypeError(f"unsupported match {type(match).__name__}")
+
+
+def require_open_space(shard: Path) -> None:
+    """``NoSpace`` unless the disk can hold what opening the shard writes: its write-ahead
+    log's pre-allocated segments, filled on open."""
+    require_space(shard, unallocated_bytes(shard.glob("wal/*")), "opening its index")
 
 
 def write_space_needed(folder: Path) -> int:

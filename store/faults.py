@@ -85,10 +85,7 @@ def _mib(size: int) -> str:
 def free_bytes(folder: Path) -> int:
     """Free space, for this user, on the filesystem holding ``folder`` (or its nearest
     existing parent)."""
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return shutil.disk_usage(probe).free
+    return shutil.disk_usage(_nearest_existing(folder)).free
 
 
 def unallocated_bytes(files: Iterable[Path]) -> int:
@@ -114,10 +111,16 @@ def require_space(folder: Path, needed: int, what: str) -> None:
 def writable(folder: Path) -> bool:
     """Whether this process may create files in ``folder`` (a read-only mount or missing
     permission says no)."""
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    return os.access(probe, os.W_OK) and not _read_only_mount(probe)
+    existing = _nearest_existing(folder)
+    return os.access(existing, os.W_OK) and not _read_only_mount(existing)
+
+
+def _nearest_existing(folder: Path) -> Path:
+    """``folder``, or its nearest parent that exists (a library not created yet lives on the
+    filesystem of the folder it will be created in)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def _read_only_mount(folder: Path) -> bool:

@@ -406,6 +406,7 @@ class DocumentSearch:
         bm25: float,
         sections: list[SectionInfo],
     ) -> SearchHit:
+        meta = self._metadata(info.doc_id)
         return SearchHit(
             doc_id=info.doc_id,
             title=info.title,
@@ -413,8 +414,8 @@ class DocumentSearch:
             year=info.year,
             venue=info.venue,
             total_pages=info.total_pages,
-            description=self._description(info.doc_id),
-            filing=filing_label(self._filing(info.doc_id)),
+            description=str(meta.get("description") or ""),
+            filing=filing_label(meta.get("filing")),
             score=score,
             dense=None if math.isnan(dense) else dense,
             bm25=None if math.isnan(bm25) else bm25,
@@ -436,18 +437,15 @@ class DocumentSearch:
         return not filing.active or filing.admits(self._filing(doc_id))
 
     def _filing(self, doc_id: str) -> Mapping[str, Any]:
-        """A document's filing facts ({} for other documents, or if they vanished)."""
+        """A document's filing facts ({} for other documents)."""
+        return self._metadata(doc_id).get("filing") or {}
+
+    def _metadata(self, doc_id: str) -> Mapping[str, Any]:
+        """A document's metadata.json ({} if it vanished or cannot be read meanwhile)."""
         try:
-            return self.catalog.library.metadata(doc_id).get("filing") or {}
+            return self.catalog.library.metadata(doc_id)
         except (OSError, ValueError):
             return {}
-
-    def _description(self, doc_id: str) -> str:
-        """The one-sentence description from metadata.json ("" if it vanished meanwhile)."""
-        try:
-            return str(self.catalog.library.metadata(doc_id).get("description") or "")
-        except (OSError, ValueError):
-            return ""
 
 
 def _blank_to_none(value: str | None) -> str | None:
