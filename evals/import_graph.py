@@ -12,8 +12,12 @@ layer below it, never one above. Every import counts, including those inside fun
 
     python -m evals.import_graph
 
-prints each package → package edge with its number of import statements (upward ones flagged)
-and the non-blank lines of Python per package; it exits 1 when an edge points upward.
+prints each package → package edge with its number of import statements (upward ones flagged),
+every import circle between modules (inside a package too), and the non-blank lines of Python
+per package; it exits 1 when an edge points upward or modules import each other in a circle.
+A circle counts every import, deferred and type-only ones included: a circle that works only
+because one of its imports waits for a function call or a type checker breaks the day someone
+moves that import to the top.
 """
 
 from __future__ import annotations
@@ -82,6 +86,71 @@ def import_edges(root: Path = ROOT) -> Counter[Edge]:
     return edges
 
 
+def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module → the project modules it imports (``from pkg import mod`` names the module
+    ``pkg.mod`` when that is a module of the project, else ``pkg`` itself)."""
+    files = dict(source_files(root))
+    graph: dict[str, set[str]] = {module: set() for module in files}
+    for module, path in files.items():
+        for name in _imported_names(module, path):
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].add(name)
+    return graph
+
+
+def _imported_names(module: str, path: Path) -> Iterator[str]:
+    """Every dotted name one file imports, ``from`` imports as ``package.name``."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
+                base = ".".join([*parts, node.module] if node.module else parts)
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that reach each other through imports (strongly connected
+    components of two or more modules), each sorted, in sorted order (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
 def upward(edges: Counter[Edge]) -> list[Edge]:
     """The edges from a layer to one above it."""
     return sorted(
@@ -109,12 +178,16 @@ def main() -> int:
         flag = "  UPWARD" if (source, target) in wrong else ""
         print(f"  {source:>6} → {target:<6} {edges[source, target]:>4}{flag}")
     print(f"{len(wrong)} upward edge(s)")
+    loops = circles(module_graph())
+    for group in loops:
+        print("  circle: " + " ↔ ".join(group))
+    print(f"{len(loops)} import circle(s)")
     print("\nlines of code (non-blank lines of .py files)")
     lines = lines_of_code()
     for layer, count in lines.items():
         print(f"  {layer:>6} {count:>7,}")
     print(f"  {'total':>6} {sum(lines.values()):>7,}")
-    return 1 if wrong else 0
+    return 1 if wrong or loops else 0
 
 
 if __name__ == "__main__":

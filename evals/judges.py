@@ -2,36 +2,32 @@
 
 The judge is configured apart from the answering model (``JudgeSettings`` from store.settings,
 VECTREE_JUDGE_*) so a stronger or different model family can grade; it always runs at
-temperature 0. Each judgment asks for one JSON object and checks its shape. A reply that cannot
-be used is sent back with the reason, at most ``JUDGE_RETRIES`` times; after that the judgment is
-a ``JudgeFailure`` carrying the reason, which the harness reports next to the scores instead of
+temperature 0. Each judgment asks for one JSON object and checks its shape, through
+``store.chat`` like every model call: a reply that cannot be used is sent back with the reason
+once (``store.chat.JSON_REPAIRS``); after that the judgment is a ``JudgeFailure`` carrying the
+reason (logged once), which the harness reports next to the scores instead of
 counting it as a wrong answer. Token usage is recorded on every result, failures included,
 because grading cost is part of what a run costs.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from numpy.typing import ArrayLike
 
 from evals.metrics import cosine, option_letter
+from store.chat import JSON_REPAIRS, ModelCallError, Usage, ask_json, json_object
 from store.embeddings import DEFAULT_DENSE_MODEL, default_cache_dir, dense_embedder
 
 T = TypeVar("T")
 
-JUDGE_RETRIES = 2
 CONTEXT_CHARS = 60_000
 """Evidence shown to the faithfulness judge is cut at this many characters (about 15k tokens)."""
 
-_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
-_OBJECT_START = re.compile(r"\{")
 
 GRADER_SYSTEM = (
     "You grade answers produced by a question-answering system over documents. "
@@ -41,24 +37,6 @@ GRADER_SYSTEM = (
 
 class MalformedReply(ValueError):
     """A judge reply that is not the requested JSON object; the message says what is wrong."""
-
-
-@dataclass
-class Usage:
-    """Tokens the judge spent; counts stay None when the model never reported usage."""
-
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    calls: int = 0
-
-    def add(self, reply: BaseMessage) -> None:
-        self.calls += 1
-        reported = getattr(reply, "usage_metadata", None)
-        if reported:
-            self.prompt_tokens = (self.prompt_tokens or 0) + int(reported.get("input_tokens", 0))
-            self.completion_tokens = (self.completion_tokens or 0) + int(
-                reported.get("output_tokens", 0)
-            )
 
 
 @dataclass(frozen=True)
@@ -107,36 +85,28 @@ class _Exchange:
     """One judgment in progress: asks the model, meters tokens, keeps the parsed replies."""
 
     model: BaseChatModel
-    retries: int
+    repairs: int
     usage: Usage = field(default_factory=Usage)
     replies: list[dict[str, Any]] = field(default_factory=list)
 
     def ask(self, user: str, read: Reader[T]) -> T:
-        messages: list[BaseMessage] = [SystemMessage(GRADER_SYSTEM), HumanMessage(user)]
-        problem = ""
-        for _ in range(self.retries + 1):
-            reply = self.model.invoke(messages)
-            self.usage.add(reply)
-            try:
-                parsed = parse_json_object(reply.text)
-                value = read(parsed)
-            except MalformedReply as exc:
-                problem = str(exc)
-                messages += [reply, HumanMessage(f"{problem}. Reply with the JSON object only.")]
-                continue
+        def judged(text: str) -> T:
+            parsed = parse_json_object(text)
+            value = read(parsed)
             self.replies.append(parsed)
             return value
-        raise MalformedReply(f"no usable reply in {self.retries + 1} attempts: {problem}")
+
+        return ask_json(self.model, GRADER_SYSTEM, user, judged, self.usage, self.repairs)
 
 
 class Judge:
     """Grades answers with a chat model (a real client, or a scripted fake in tests)."""
 
     def __init__(
-        self, model: BaseChatModel, retries: int = JUDGE_RETRIES, context_chars: int = CONTEXT_CHARS
+        self, model: BaseChatModel, repairs: int = JSON_REPAIRS, context_chars: int = CONTEXT_CHARS
     ) -> None:
         self.model = model
-        self.retries = retries
+        self.repairs = repairs
         self.context_chars = context_chars
 
     def qasper_correctness(
@@ -218,28 +188,20 @@ class Judge:
         return _mosaic_scores(claims, facts, supported, covered, grounded)
 
     def _judge(self, run: Callable[[_Exchange], T]) -> JudgeResult[T] | JudgeFailure:
-        exchange = _Exchange(self.model, self.retries)
+        exchange = _Exchange(self.model, self.repairs)
         try:
             value = run(exchange)
-        except MalformedReply as exc:
-            return JudgeFailure(str(exc), exchange.usage)
-        except Exception as exc:  # an endpoint error is a failed judgment, not a crash of the run
-            return JudgeFailure(f"judge call failed: {type(exc).__name__}: {exc}", exchange.usage)
+        except ModelCallError as exc:  # a failed judgment (logged once), not a crash of the run
+            return JudgeFailure(exc.reason, exchange.usage)
         return JudgeResult(value, exchange.usage, tuple(exchange.replies))
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
     """The first JSON object in a reply, wherever it is (code fences, prose, think blocks)."""
-    text = _THINKING.sub("", text)
-    decoder = json.JSONDecoder()
-    for match in _OBJECT_START.finditer(text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise MalformedReply("the reply contained no JSON object")
+    try:
+        return json_object(text)
+    except ValueError:
+        raise MalformedReply("the reply contained no JSON object") from None
 
 
 def answer_cosine(

@@ -48,6 +48,7 @@ from graph.strategies import STRATEGIES
 from ingest.context import IngestContext
 from ingest.pipeline import default_workers, ingest_paths
 from store.catalog import open_catalog
+from store.chat import chat_model
 from store.chunks import ChunkStore
 from store.settings import JudgeSettings
 
@@ -309,7 +310,7 @@ def _evaluate(
 def _judge() -> Judge | None:
     """The LLM judge when a judge endpoint is configured (VECTREE_JUDGE_*), else None."""
     settings = JudgeSettings.from_env()
-    model = settings.chat_model() if settings.configured else None
+    model = chat_model(settings.llm_settings()) if settings.configured else None
     return Judge(model) if model is not None else None
 
 

@@ -22,7 +22,7 @@ from graph import nodes
 from graph.context import AgentContext, ServedAgentContext
 from graph.models import agent_model
 from graph.state import AgentInput, AgentOutput, AgentState
-from graph.strategies.tool_loop import loop_graph
+from graph.strategies.tool_loop import loop_graph, strategy_loop
 
 
 def build_agent_graph(
@@ -44,7 +44,7 @@ def build_agent_graph(
     builder.add_node("layer2", nodes.layer2)
     builder.add_node("nudge", nodes.nudge)
     builder.add_node("strategy", nodes.run_strategy)
-    builder.add_node("tool_loop", loop_graph(nodes.strategy_request, nodes.declared_loop))
+    builder.add_node("tool_loop", loop_graph(nodes.strategy_request, strategy_loop))
     builder.add_edge("tool_loop", "finish")
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "prepare")

@@ -23,14 +23,14 @@ from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
 from graph.inputs import InvalidInput, checked_request
-from graph.models import ModelCallError, agent_model, configured_model, invoke_model
-from graph.recorder import Recorder, Usage
+from graph.models import agent_model, configured_model
+from graph.recorder import Recorder
 from graph.state import AgentState, status_text
-from graph.strategies import runner, strategy_spec, tool_loop
-from graph.strategies.base import StrategyRequest
-from graph.strategies.tool_loop import ToolLoop
+from graph.strategies import strategy_spec
+from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog
+from store.chat import ModelCallError, Usage, invoke
 from store.search_engine import SearchFilters, engine_for
 from tools.schemas import TOOL_LAYERS, TOOL_SCHEMAS, openai_tool_spec
 from tools.toolbox import SearchScope, Toolbox
@@ -175,13 +175,12 @@ def _model_turn(
     state: AgentState, context: AgentContext, model: Runnable[Any, Any]
 ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
     turns = state.get("model_turns", 0) + 1
+    usage = Usage(**(state.get("usage") or {}))
     try:
-        reply = invoke_model(model, state["messages"])
+        reply = invoke(model, state["messages"], usage)
     except ModelCallError as exc:
         failed = {"model_turns": turns, "status": "failed", "status_detail": exc.reason}
         return Command(goto="finish", update=failed)
-    usage = Usage(**(state.get("usage") or {}))
-    usage.add(state["messages"], reply)
     update: dict[str, Any] = {"messages": [reply], "model_turns": turns, "usage": usage.as_dict()}
     calls = _requested_calls(reply)
     if not calls:
@@ -279,11 +278,6 @@ def strategy_request(state: AgentState, runtime: Runtime[AgentContext]) -> Strat
         model=configured_model(context),
         recorder=_recorder(state),
     )
-
-
-def declared_loop(request: StrategyRequest) -> ToolLoop:
-    """The tool loop the run's strategy declares."""
-    return tool_loop(request.context.strategy)(request)
 
 
 def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Literal["finish"]]:

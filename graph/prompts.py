@@ -40,11 +40,6 @@ NUDGE = (
     "claim has no page yet."
 )
 
-BUDGET_SPENT = (
-    "the tool-call budget ({budget}) is spent; this call was not run. Answer now from the text "
-    "you have read."
-)
-
 BAD_CITATIONS = (
     "Your answer cites pages you did not read: {pages}. Either read them with get_page_content "
     "or remove those citations, then give the final answer again."

@@ -13,46 +13,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
-from graph.models import invoke_model
 from graph.state import Step
+from store.chat import Usage, invoke
 from store.embeddings import count_tokens
-
-
-@dataclass
-class Usage:
-    """Model tokens of a run: reported by the endpoint, or counted with the embedding
-    tokenizer when the model reports none (the offline models), flagged as estimated."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_calls: int = 0
-    estimated: bool = False
-
-    def add(self, prompt: Sequence[BaseMessage], reply: BaseMessage) -> None:
-        self.model_calls += 1
-        reported = getattr(reply, "usage_metadata", None)
-        if reported:
-            self.prompt_tokens += int(reported.get("input_tokens", 0))
-            self.completion_tokens += int(reported.get("output_tokens", 0))
-            return
-        self.estimated = True
-        self.prompt_tokens += sum(count_tokens(message_text(m)) for m in prompt)
-        self.completion_tokens += count_tokens(message_text(reply))
-
-    def merge(self, other: Usage) -> None:
-        """Add another meter's counts (a sub-search run with its own recorder)."""
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.model_calls += other.model_calls
-        self.estimated = self.estimated or other.estimated
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "model_calls": self.model_calls,
-            "estimated": self.estimated,
-        }
 
 
 @dataclass
@@ -120,16 +83,4 @@ class Recorder:
 
     def ask(self, model: Runnable[Any, Any], messages: Sequence[BaseMessage]) -> AIMessage:
         """One model call (a chat model, or one with tools bound), with its tokens counted."""
-        reply = invoke_model(model, messages)
-        self.usage.add(messages, reply)
-        return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
-
-
-def message_text(message: BaseMessage) -> str:
-    """A message's text, whether its content is a string or a list of parts."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(
-        str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
-    )
+        return invoke(model, messages, self.usage)

@@ -29,10 +29,14 @@ from typing import Any, cast
 from langchain_core.messages import ToolMessage
 from pydantic import ValidationError
 
-from graph import prompts
 from graph.recorder import Recorder
 from tools.results import Passage, Tool, ToolResult, failure
 from tools.schemas import openai_tool_spec
+
+BUDGET_SPENT = (
+    "the tool-call budget ({budget}) is spent; this call was not run. Answer now from the text "
+    "you have read."
+)
 
 
 class ToolEngine:
@@ -105,7 +109,7 @@ class ToolEngine:
     ) -> ToolResult | None:
         """The error for a call that must not run, or ``None``."""
         if self.used > self.max_calls:
-            return failure(prompts.BUDGET_SPENT.format(budget=self.max_calls))
+            return failure(BUDGET_SPENT.format(budget=self.max_calls))
         if malformed is not None:
             return failure(
                 f"could not read the call to {name!r}: {malformed}. "

@@ -88,9 +88,7 @@ RELEASE = re.compile(
 )
 """The headline of an earnings release: who reports which quarter (or year) of which fiscal
 year. Uppercase words only, as headlines are set, so a sentence of a filing does not match."""
-RELEASE_PERIOD_END = re.compile(
-    r"(?:quarter|year|period)\s+ended\s+" + DATE, re.IGNORECASE
-)
+RELEASE_PERIOD_END = re.compile(r"(?:quarter|year|period)\s+ended\s+" + DATE, re.IGNORECASE)
 SECTION_12B = re.compile(r"section\s+12\s*\(b\)", re.IGNORECASE)
 FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no\.?)[:\s]*[\d-]+", re.IGNORECASE)
 NOT_TICKERS = frozenset({"YES", "NO", "NONE", "N/A", "NYSE"})

@@ -1,8 +1,8 @@
 """The optional LLM stages of ingestion, through any OpenAI-compatible endpoint.
 
-Every function takes a LangChain chat model (``store.chat`` builds the client), so tests can
-drive them with scripted fake models and, end to end, with the real ``langchain-openai`` client
-against a local HTTP stub.
+Every function takes a LangChain chat model and calls it through ``store.chat`` (the client,
+the retry policy, the JSON repair round), so tests can drive them with scripted fake models and,
+end to end, with the real ``langchain-openai`` client against a local HTTP stub.
 """
 
 from __future__ import annotations
@@ -13,56 +13,24 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ingest import prompts
 from ingest.contents import ContentsEntry, ContentsReader
 from ingest.errors import IngestError
 from ingest.numbering import clean_title, parse_numbering
+from store.chat import ask_json, ask_text, json_value
 from store.embeddings import count_tokens, truncate_to_tokens
 from store.types import SectionEntry
 
 GROUP_TOKENS = 20_000
-JSON_RETRIES = 2
 REPAIR_CONTEXT_PAGES = 2
 REPAIR_PAGE_TOKENS = 1_500
-FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 # Dot leaders a model may copy after a contents title ("Risk Factors ........").
 LEADER_TAIL = re.compile(r"\s*(?:[.·…_]\s*){3,}$")
 
 
 class LLMOutputError(IngestError):
-    """The model's reply could not be used after the allowed retries."""
-
-
-def ask_json(model: BaseChatModel, system: str, user: str) -> Any:
-    """Ask for JSON; on unparsable output, say what was wrong and ask again (bounded)."""
-    messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
-    for _ in range(JSON_RETRIES + 1):
-        reply = model.invoke(messages)
-        text = _text(reply)
-        try:
-            return json.loads(FENCE.sub("", text.strip()))
-        except json.JSONDecodeError as exc:
-            messages += [
-                reply,
-                HumanMessage(f"That was not valid JSON ({exc}). Reply with JSON only."),
-            ]
-    raise LLMOutputError(f"model gave no valid JSON after {JSON_RETRIES + 1} attempts")
-
-
-def ask_text(model: BaseChatModel, system: str, user: str) -> str:
-    """Plain-text completion."""
-    return _text(model.invoke([SystemMessage(system), HumanMessage(user)])).strip()
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-        )
-    return str(content)
+    """The model's reply was JSON, but not the shape a stage needs."""
 
 
 def page_groups(pages: list[str], max_tokens: int = GROUP_TOKENS) -> list[list[int]]:
@@ -101,7 +69,7 @@ def llm_entries(model: BaseChatModel, pages: list[str]) -> list[SectionEntry]:
     seen: set[tuple[str, int]] = set()
     for group in page_groups(pages):
         for item in _as_list(
-            ask_json(model, prompts.STRUCTURE_SYSTEM, _tagged_pages(pages, group))
+            ask_json(model, prompts.STRUCTURE_SYSTEM, _tagged_pages(pages, group), json_value)
         ):
             entry = _entry_from(item, len(pages))
             if entry is None or (key := (entry["title"].lower(), entry["start_page"])) in seen:
@@ -153,7 +121,7 @@ def llm_repairer(model: BaseChatModel):  # type: ignore[no-untyped-def]
         user = (
             f"Headings:\n{listing}\n\nPages:\n{_tagged_pages(pages, numbers, REPAIR_PAGE_TOKENS)}"
         )
-        proposals = _as_list(ask_json(model, prompts.REPAIR_SYSTEM, user))
+        proposals = _as_list(ask_json(model, prompts.REPAIR_SYSTEM, user, json_value))
         out = []
         for entry, item in zip(failed, proposals, strict=False):
             proposal = _entry_from(item, len(pages))
@@ -180,7 +148,7 @@ def llm_summaries(
 def llm_metadata(model: BaseChatModel, hints: dict[str, Any], first_pages: str) -> dict[str, Any]:
     """Refined bibliographic fields, description and keywords (a dict; validated by the caller)."""
     user = f"Hints: {json.dumps(hints)}\n\nFirst pages:\n{truncate_to_tokens(first_pages, 4_000)}"
-    reply = ask_json(model, prompts.METADATA_SYSTEM, user)
+    reply = ask_json(model, prompts.METADATA_SYSTEM, user, json_value)
     if not isinstance(reply, dict):
         raise LLMOutputError("metadata reply was not a JSON object")
     return reply
@@ -199,7 +167,7 @@ def llm_contents_reader(model: BaseChatModel) -> ContentsReader:
         if not numbers:
             return []
         user = "\n".join(f"<page {n}>\n{run[n]}\n</page {n}>" for n in numbers)
-        items = _json_list(ask_json(model, prompts.CONTENTS_SYSTEM, user))
+        items = _json_list(ask_json(model, prompts.CONTENTS_SYSTEM, user, json_value))
         if items is None:
             raise LLMOutputError("contents reply was not a JSON list of entries")
         entries = [_contents_entry(item, numbers) for item in items]

@@ -35,7 +35,7 @@ from ingest.state import IngestState
 from ingest.structure import EMPTY_LAYOUT, extract_structure
 from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
 from ingest.verify import insert_abstract, verify_entries
-from store.chat import chat_model
+from store.chat import ModelCallError, chat_model
 from store.faults import StorageError, storage_error
 from store.library import DocumentRecord, Library, write_json
 from store.settings import ServerSettings, default_library_dir
@@ -84,6 +84,8 @@ def failure_reason(node: str, exc: Exception, library: Path) -> str:
             return str(fault)
     if isinstance(exc, IngestError | StorageError):
         return str(exc)
+    if isinstance(exc, ModelCallError):
+        return f"{node}: {exc.reason}"
     return f"{node} failed: {type(exc).__name__}: {exc}"
 
 

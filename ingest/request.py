@@ -167,9 +167,7 @@ def _explain(where: str, error: ErrorDetails) -> str | None:
     return "is not a known field" + (f" (known: {', '.join(known)})" if known else "")
 
 
-def problem_line(
-    exc: ValidationError, explain: Callable[[str, ErrorDetails], str | None]
-) -> str:
+def problem_line(exc: ValidationError, explain: Callable[[str, ErrorDetails], str | None]) -> str:
     """A validation failure as the one line a caller sees: where the first problem is, and
     what is wrong (in ``explain``'s words where it has some), and how many more there are."""
     error = exc.errors()[0]

@@ -22,6 +22,7 @@ from ingest.layout import PageLayout
 from ingest.llm import llm_contents_reader, llm_entries
 from ingest.locate import mask_spans
 from ingest.verify import verify_entries
+from store.chat import ModelCallError
 from store.types import HeadingCandidate, SectionEntry, StructureSource
 
 LOG = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def _read_contents(
     reader = llm_contents_reader(model) if model is not None else None
     try:
         return entries_from_contents(layout, pages, reader)
-    except IngestError as exc:
+    except (IngestError, ModelCallError) as exc:
         if strict or reader is None:
             raise
         LOG.warning("LLM could not read the contents pages (%s); parsing them offline", exc)

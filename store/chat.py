@@ -1,15 +1,37 @@
-"""The chat model of an OpenAI-compatible endpoint, for every layer that talks to an LLM.
+"""Every call to a language model goes through this module, whoever makes it.
 
-Ingestion's LLM stages, the query agent and the evaluation judges all build their client here
-from ``LLMSettings``; with no model configured there is no client and each falls back to its
+The query agent, every strategy, ingestion's LLM stages and the answer judges build their
+client with :func:`chat_model`, call it with :func:`invoke` (or :func:`ask_text` /
+:func:`ask_json`), read replies with :func:`message_text` and meter them with one
+:class:`Usage`. So the retry policy (the HTTP transport of ``store.endpoint``), the one-line
+failure, the logging of a failure (once, here: callers turn :class:`ModelCallError` into the end
+of their run or stage without logging it again) and the repair of an unreadable JSON reply are
+the same on every path. With no model configured there is no client and each caller takes its
 offline path.
 """
 
 from __future__ import annotations
 
-from langchain_core.language_models import BaseChatModel
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+
+from store.embeddings import count_tokens
 from store.settings import LLMSettings
+
+LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+
+JSON_REPAIRS = 1
+"""Times an unreadable JSON reply is sent back with what was wrong before the call fails."""
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
 def chat_model(settings: LLMSettings) -> BaseChatModel | None:
@@ -34,3 +56,150 @@ def chat_model(settings: LLMSettings) -> BaseChatModel | None:
         max_retries=0,
         http_client=http_client(RetryPolicy.of(settings)),
     )
+
+
+class ModelCallError(RuntimeError):
+    """A model call failed; ``reason`` is the one line a run's status detail carries."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class ModelReplyError(ModelCallError):
+    """The model answered, but not in the form asked for, even after the repair round."""
+
+
+@dataclass
+class Usage:
+    """Model tokens spent: as the endpoint reports them, or counted with the embedding
+    tokenizer when a reply reports none (the offline models), flagged as estimated."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_calls: int = 0
+    estimated: bool = False
+
+    def add(self, prompt: Sequence[BaseMessage], reply: BaseMessage) -> None:
+        self.model_calls += 1
+        reported = getattr(reply, "usage_metadata", None)
+        if reported:
+            self.prompt_tokens += int(reported.get("input_tokens", 0))
+            self.completion_tokens += int(reported.get("output_tokens", 0))
+            return
+        self.estimated = True
+        self.prompt_tokens += sum(count_tokens(message_text(m)) for m in prompt)
+        self.completion_tokens += count_tokens(message_text(reply))
+
+    def merge(self, other: Usage) -> None:
+        """Add another meter's counts (a part of the work metered on its own)."""
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.model_calls += other.model_calls
+        self.estimated = self.estimated or other.estimated
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model_calls": self.model_calls,
+            "estimated": self.estimated,
+        }
+
+
+def invoke(
+    model: Runnable[Any, Any], messages: Sequence[BaseMessage], usage: Usage | None = None
+) -> AIMessage:
+    """One model call (a chat model, or one with tools bound), metered on ``usage``.
+
+    An endpoint failure (refused, timed out, malformed reply) is logged once, with its
+    traceback at debug level, and raised as :class:`ModelCallError`, which every caller turns
+    into a clear end of its run or stage instead of a traceback.
+    """
+    try:
+        reply = model.invoke(messages)
+    except Exception as exc:
+        from store.endpoint import failure_line  # loads the openai SDK: only once a call failed
+
+        error = ModelCallError(failure_line(exc))
+        LOG.warning(error.reason)
+        LOG.debug("model call traceback", exc_info=True)
+        raise error from exc
+    if usage is not None:
+        usage.add(messages, reply)
+    return reply if isinstance(reply, AIMessage) else AIMessage(content=message_text(reply))
+
+
+def ask_text(model: Runnable[Any, Any], system: str, user: str, usage: Usage | None = None) -> str:
+    """A plain-text reply to one system and one user message, stripped."""
+    return message_text(invoke(model, [SystemMessage(system), HumanMessage(user)], usage)).strip()
+
+
+def ask_json(
+    model: Runnable[Any, Any],
+    system: str,
+    user: str,
+    read: Callable[[str], T],
+    usage: Usage | None = None,
+    repairs: int = JSON_REPAIRS,
+) -> T:
+    """A reply to one system and one user message, read by ``read`` (which raises
+    ``ValueError`` saying what is wrong with it).
+
+    An unreadable reply is sent back with that reason and the model asked again, ``repairs``
+    times; then :class:`ModelReplyError` (logged once) ends the call with the last reason.
+    """
+    conversation: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
+    problem = ""
+    for _ in range(repairs + 1):
+        reply = invoke(model, conversation, usage)
+        try:
+            return read(message_text(reply))
+        except ValueError as exc:
+            problem = str(exc)
+            conversation += [reply, HumanMessage(f"{problem}. Reply with the JSON only.")]
+    error = ModelReplyError(f"no usable JSON reply in {repairs + 1} attempts: {problem}")
+    LOG.warning(error.reason)
+    raise error
+
+
+def message_text(message: BaseMessage) -> str:
+    """A message's text, whether its content is a string or a list of parts."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+    )
+
+
+def json_values(text: str, openers: str = "{[") -> Iterator[Any]:
+    """The JSON values embedded in a reply, in order: one per opening character in ``openers``
+    where a valid value starts. Prose, code fences and ``<think>`` blocks around them are
+    tolerated, since models add them."""
+    text = _THINKING.sub("", text)
+    decoder = json.JSONDecoder()
+    for match in re.finditer(f"[{re.escape(openers)}]", text):
+        try:
+            yield decoder.raw_decode(text, match.start())[0]
+        except json.JSONDecodeError:
+            continue
+
+
+def json_value(text: str) -> Any:
+    """The first JSON object or list of a reply (``ValueError`` when there is none)."""
+    for value in json_values(text):
+        return value
+    raise ValueError("the reply holds no JSON object or list")
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """The first JSON object of a reply (``ValueError`` when there is none)."""
+    for value in json_values(text, "{"):
+        if isinstance(value, dict):
+            return value
+    raise ValueError("the reply holds no JSON object")

@@ -14,13 +14,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.dataclasses import dataclass as settings_dataclass
-
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
 
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_PARSER = "pymupdf4llm"
@@ -203,12 +199,6 @@ class JudgeSettings:
                 "timeout_s": self.timeout_s or agent.timeout_s,
             }
         )
-
-    def chat_model(self) -> BaseChatModel | None:
-        """A temperature-0 client, or None when no judge model is configured."""
-        from store.chat import chat_model  # store.chat imports this module
-
-        return chat_model(self.llm_settings())
 
 
 # -- the index and its models ----------------------------------------------------------------------

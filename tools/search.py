@@ -453,7 +453,7 @@ def _blank_to_none(value: str | None) -> str | None:
 
 
 def filing_label(facts: Mapping[str, Any] | None) -> str:
-    """"10-K FY2019", "10-Q Q2 FY2024", "8-K 2022-05-20"; "" for other documents."""
+    """ "10-K FY2019", "10-Q Q2 FY2024", "8-K 2022-05-20"; "" for other documents."""
     if not facts or not facts.get("form"):
         return ""
     if facts["form"] == "8-K" or not facts.get("fiscal_year"):

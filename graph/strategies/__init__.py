@@ -13,16 +13,8 @@ all come from this one list.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from graph.strategies.base import StrategyOutcome, StrategyRequest
-    from graph.strategies.tool_loop import ToolLoop
-
-Runner = Callable[["StrategyRequest"], "StrategyOutcome"]
-LoopFactory = Callable[["StrategyRequest"], "ToolLoop"]
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -135,22 +127,12 @@ def strategy_spec(name: str) -> StrategySpec:
     return STRATEGIES[name]
 
 
-def runner(strategy: str) -> Runner:
-    """The run function of a strategy that does not use the agent loop."""
-    run: Runner = _declared(strategy, "runner", "runs the agent loop, not a runner")
-    return run
-
-
-def tool_loop(strategy: str) -> LoopFactory:
-    """The tool-loop declaration of a strategy whose model calls its own tools."""
-    factory: LoopFactory = _declared(strategy, "tool_loop", "declares no tool loop")
-    return factory
-
-
-def _declared(strategy: str, kind: Literal["runner", "tool_loop"], missing: str) -> Any:
-    """The function a strategy's ``module:function`` declaration names, imported on first use."""
+def declared(strategy: str, kind: Literal["runner", "tool_loop"]) -> Any:
+    """The function a strategy's ``module:function`` declaration names, imported on first use
+    (typed where its signature is known: ``base.runner``, ``tool_loop.strategy_loop``)."""
     target = getattr(STRATEGIES[strategy], kind)
     if target is None:
+        missing = "declares no tool loop" if kind == "tool_loop" else "runs the agent loop"
         raise ValueError(f"strategy {strategy!r} {missing}")
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)

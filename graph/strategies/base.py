@@ -13,7 +13,7 @@ pages are listed in the step's ``disclosed`` field and may be cited.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
@@ -21,10 +21,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graph.citations import CITATION_FORMAT, format_citation
 from graph.context import AgentContext
-from graph.models import ModelCallError
-from graph.recorder import Recorder, message_text
+from graph.recorder import Recorder
 from graph.state import RunStatus
+from graph.strategies import declared
 from store.catalog import Catalog
+from store.chat import ModelCallError, message_text
 from tools.formatting import author_label
 from tools.results import Passage
 from tools.toolbox import SearchScope
@@ -64,6 +65,15 @@ class StrategyOutcome:
     answer: str
     status: RunStatus = "answered"
     detail: str = ""
+
+
+Runner = Callable[[StrategyRequest], StrategyOutcome]
+
+
+def runner(strategy: str) -> Runner:
+    """The run function of a strategy that does not use the agent loop."""
+    run: Runner = declared(strategy, "runner")
+    return run
 
 
 def needs_llm(strategy: str, why: str) -> StrategyOutcome:

@@ -38,10 +38,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graph.citations import CITATION_FORMAT, format_citation
-from graph.models import ModelCallError
 from graph.navigator import SKIP_SECTIONS, content_words, relevance
 from graph.recorder import Recorder
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
+from store.chat import ModelCallError
 from store.types import TreeNode
 from tools.results import Passage
 

@@ -43,11 +43,11 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graph.models import ModelCallError
 from graph.navigator import content_words, sentences
 from graph.recorder import Recorder
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.dense import record_passages
+from store.chat import ModelCallError
 from store.chunks import dense_chunks
 from store.embeddings import count_tokens
 from store.raptor_tree import (

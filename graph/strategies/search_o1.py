@@ -27,7 +27,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from graph.citations import CITATION_FORMAT
-from graph.models import ModelCallError
 from graph.navigator import content_words
 from graph.strategies.base import (
     StrategyOutcome,
@@ -36,6 +35,7 @@ from graph.strategies.base import (
     passage_header,
 )
 from graph.strategies.dense import PassageSearcher, as_passage, record_passages
+from store.chat import ModelCallError
 from tools.passages import PassageSearch, ScoredChunk
 from tools.results import Passage
 

@@ -33,11 +33,12 @@ from langgraph.types import Command
 from pydantic import BeforeValidator
 
 from graph.citations import CITATION_FORMAT
-from graph.models import ModelCallError
-from graph.recorder import Recorder, Usage
+from graph.recorder import Recorder
 from graph.state import RunStatus, Step
+from graph.strategies import declared
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
+from store.chat import ModelCallError, Usage
 from tools.results import Passage, Tool
 
 EXTRA_TURNS = 2
@@ -155,6 +156,12 @@ class _Step:
                 outcome.answer, status, f"{why}; answered from the passages read"
             )
         return self.end(outcome)
+
+
+def strategy_loop(request: StrategyRequest) -> ToolLoop:
+    """The tool loop the run's strategy declares."""
+    factory: LoopFactory = declared(request.context.strategy, "tool_loop")
+    return factory(request)
 
 
 def loop_graph(

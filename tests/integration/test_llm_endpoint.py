@@ -23,10 +23,10 @@ import pytest
 from ingest import prompts
 from ingest.context import IngestContext
 from ingest.graph import build_ingest_graph
-from ingest.llm import JSON_RETRIES
 from ingest.sections import node_bodies
 from ingest.summarise import extractive_summary, needs_summary
 from ingest.tree import from_tree_nodes, iter_drafts
+from store.chat import JSON_REPAIRS
 from store.library import Library
 from store.types import walk
 from tests.conftest import PDF_DIR, require_shared_data
@@ -272,7 +272,7 @@ def test_malformed_structure_reply_is_retried(
     retry = structure[1].messages
     assert [m["role"] for m in retry[-2:]] == ["assistant", "user"]
     assert message_text(retry[-2]).startswith("Here you go:")
-    assert "not valid JSON" in message_text(retry[-1])
+    assert "holds no JSON object or list" in message_text(retry[-1])
     assert Library(library_dir).verification(result["doc_id"])["dropped"] == [BOGUS_TITLE]
 
 
@@ -284,9 +284,12 @@ def test_always_malformed_structure_fails_cleanly(
     result = ingest(pdf, library_dir, stub)
 
     assert result["status"] == "failed"
-    assert result["error"] == f"model gave no valid JSON after {JSON_RETRIES + 1} attempts"
+    assert result["error"].endswith(
+        f"no usable JSON reply in {JSON_REPAIRS + 1} attempts: "
+        "the reply holds no JSON object or list"
+    )
     structure = [r for r in stub.requests if stage_of(r) == "structure"]
-    assert len(structure) == JSON_RETRIES + 1
+    assert len(structure) == JSON_REPAIRS + 1
     assert {stage_of(r) for r in stub.requests} == {"structure"}  # nothing ran after it
     library = Library(library_dir)
     assert library.documents() == []

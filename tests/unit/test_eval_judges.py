@@ -12,7 +12,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from evals.judges import (
-    JUDGE_RETRIES,
     Judge,
     JudgeFailure,
     JudgeResult,
@@ -21,6 +20,7 @@ from evals.judges import (
     answer_cosine,
     parse_json_object,
 )
+from store.chat import JSON_REPAIRS, chat_model
 from store.settings import JudgeSettings
 from tests.llm_stub import LLMStub
 
@@ -65,7 +65,7 @@ def test_good_json_is_parsed_and_usage_recorded() -> None:
     assert isinstance(result, JudgeResult)
     assert result.value == "correct"
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (100, 7)
-    assert result.usage.calls == 1
+    assert result.usage.model_calls == 1
     prompt = str(model.calls[0][-1].content)
     assert "- alpha" in prompt and "- Unanswerable" in prompt
 
@@ -83,39 +83,38 @@ def test_parse_json_object_skips_thinking_and_non_objects() -> None:
 
 
 def test_malformed_then_good_is_retried_with_the_reason() -> None:
-    grader, model = judge(
-        "I think it is correct.", '{"verdict": "maybe"}', '{"verdict": "incorrect"}'
-    )
+    grader, model = judge('{"verdict": "maybe"}', '{"verdict": "incorrect"}')
     result = grader.financebench_correctness("Capex?", "$1,577 million", "$2 billion")
     assert value(result) == "incorrect"
-    assert isinstance(result, JudgeResult) and result.usage.calls == 3
-    assert result.usage.prompt_tokens == 300
-    retry = model.calls[2]
+    assert isinstance(result, JudgeResult) and result.usage.model_calls == 2
+    assert result.usage.prompt_tokens == 200
+    retry = model.calls[1]
     assert isinstance(retry[-1], HumanMessage)
     assert '"verdict" must be one of' in str(retry[-1].content)
-    assert len(retry) == 6  # system, user, then a (reply, correction) pair per failed attempt
+    assert len(retry) == 4  # system, user, then the failed reply and its correction
 
 
-def test_malformed_three_times_is_a_failure_not_a_score() -> None:
-    grader, model = judge("nope", "still nope", '{"verdict": "unsure"}')
+def test_malformed_after_the_repair_round_is_a_failure_not_a_score() -> None:
+    grader, model = judge("nope", '{"verdict": "unsure"}', '{"verdict": "correct"}')
     result = grader.qasper_correctness("Q?", ["a"], "b")
     assert isinstance(result, JudgeFailure)
-    assert "3 attempts" in result.reason
-    assert result.usage.calls == JUDGE_RETRIES + 1 == len(model.calls)
+    assert "2 attempts" in result.reason and "unsure" in result.reason
+    assert result.usage.model_calls == JSON_REPAIRS + 1 == len(model.calls)
 
 
 def test_an_endpoint_error_is_a_failure() -> None:
     grader, _ = judge(ConnectionError("refused"))
     result = grader.qasper_correctness("Q?", ["a"], "b")
     assert isinstance(result, JudgeFailure)
-    assert "ConnectionError" in result.reason and result.usage.calls == 0
+    assert "ConnectionError" in result.reason and result.usage.model_calls == 0
 
 
-def test_usage_stays_unknown_when_the_model_reports_none() -> None:
+def test_usage_is_estimated_and_flagged_when_the_model_reports_none() -> None:
     grader, _ = judge('{"verdict": "correct"}', report_usage=False)
     result = grader.financebench_correctness("Q?", "1", "1")
     assert isinstance(result, JudgeResult)
-    assert result.usage.prompt_tokens is None and result.usage.calls == 1
+    assert result.usage.estimated and result.usage.model_calls == 1
+    assert result.usage.prompt_tokens > 0
 
 
 def test_generic_fake_chat_model_works_as_a_judge() -> None:
@@ -137,8 +136,10 @@ def test_litqa2_option_reads_letters_and_none() -> None:
 
 
 def test_litqa2_option_out_of_range_letter_is_retried() -> None:
-    grader, _ = judge('{"selected": "E"}', '{"choice": "A"}', '{"selected": "A"}')
+    grader, _ = judge('{"selected": "E"}', '{"selected": "A"}')
     assert value(grader.litqa2_option("Q?", ["x", "y"], "x")) == 0
+    grader, _ = judge('{"selected": "E"}', '{"choice": "A"}', '{"selected": "A"}')
+    assert isinstance(grader.litqa2_option("Q?", ["x", "y"], "x"), JudgeFailure)
 
 
 # -- MOSAIC statements ------------------------------------------------------------------------
@@ -184,7 +185,7 @@ def test_mosaic_wrong_flag_count_is_retried() -> None:
 def test_mosaic_failure_in_a_later_step_keeps_the_usage() -> None:
     grader, _ = judge(SPLIT, "x", "y", "z")
     result = grader.mosaic_statements("Q?", "ref", "a", ["e"])
-    assert isinstance(result, JudgeFailure) and result.usage.calls == 4
+    assert isinstance(result, JudgeFailure) and result.usage.model_calls == 3
 
 
 # -- settings, similarity ---------------------------------------------------------------------
@@ -202,14 +203,14 @@ def test_judge_settings_fall_back_to_the_answering_model(monkeypatch: pytest.Mon
     monkeypatch.setenv("VECTREE_JUDGE_BASE_URL", "http://127.0.0.1:8/v1")
     settings = JudgeSettings.from_env()
     assert (settings.model, settings.base_url) == ("judge-model", "http://127.0.0.1:8/v1")
-    client = settings.chat_model()
+    client = chat_model(settings.llm_settings())
     assert client is not None and client.temperature == 0.0  # type: ignore[attr-defined]
 
 
 def test_judge_settings_without_a_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VECTREE_JUDGE_MODEL", raising=False)
     settings = JudgeSettings.from_env()
-    assert not settings.configured and settings.chat_model() is None
+    assert not settings.configured and chat_model(settings.llm_settings()) is None
 
 
 def test_answer_cosine_with_an_injected_embedder() -> None:
@@ -223,7 +224,7 @@ def test_answer_cosine_with_an_injected_embedder() -> None:
 
 def test_judge_through_the_openai_client_against_a_local_stub() -> None:
     with LLMStub(lambda messages: '```json\n{"verdict": "correct"}\n```') as stub:
-        client = JudgeSettings("stub-judge", stub.base_url, "test").chat_model()
+        client = chat_model(JudgeSettings("stub-judge", stub.base_url, "test").llm_settings())
         assert client is not None
         result = Judge(client).financebench_correctness("Q?", "1", "1")
     assert isinstance(result, JudgeResult) and result.value == "correct"

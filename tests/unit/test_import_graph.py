@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.import_graph import LAYERS, import_edges, layer_of, lines_of_code, upward
+from evals.import_graph import (
+    LAYERS,
+    circles,
+    import_edges,
+    layer_of,
+    lines_of_code,
+    module_graph,
+    upward,
+)
 
 
 def test_no_package_imports_a_layer_above_it() -> None:
@@ -39,3 +47,31 @@ def test_relative_imports_resolve_against_their_package(tmp_path: Path) -> None:
     (tmp_path / "graph" / "cli" / "__init__.py").write_text("from .commands import main\n")
     (tmp_path / "graph" / "api.py").write_text("from .cli import main\nfrom . import state\n")
     assert import_edges(tmp_path) == {("graph", "cli"): 1}
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    assert circles(module_graph()) == []
+
+
+def test_a_circle_inside_a_package_is_found_deferred_and_type_only_imports_included(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "graph" / "strategies").mkdir(parents=True)
+    (tmp_path / "graph" / "strategies" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .base import Request\n"
+    )
+    (tmp_path / "graph" / "strategies" / "base.py").write_text("from graph import context\n")
+    (tmp_path / "graph" / "context.py").write_text(
+        "def names():\n    from graph.strategies import NAMES\n"
+    )
+    (tmp_path / "graph" / "state.py").write_text("from graph import context\n")
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "settings.py").write_text("def model():\n    from store.chat import m\n")
+    (tmp_path / "store" / "chat.py").write_text("from store.settings import LLMSettings\n")
+    graph = module_graph(tmp_path)
+    assert graph["graph.strategies"] == {"graph.strategies.base"}
+    assert graph["graph.state"] == {"graph.context"}
+    assert circles(graph) == [
+        ["graph.context", "graph.strategies", "graph.strategies.base"],
+        ["store.chat", "store.settings"],
+    ]

@@ -8,15 +8,12 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 from pydantic import Field
 
 from ingest import prompts
 from ingest.llm import (
-    JSON_RETRIES,
     LLMOutputError,
-    ask_json,
-    ask_text,
     llm_entries,
     llm_metadata,
     llm_repairer,
@@ -66,42 +63,6 @@ def test_chat_model_builds_openai_client_offline() -> None:
     assert client is not None
     assert type(client).__name__ == "ChatOpenAI"
     assert client.model_name == "m1"  # type: ignore[attr-defined]
-
-
-def test_ask_json_parses_plain_json() -> None:
-    fake = model('{"a": [1, 2]}')
-    assert ask_json(fake, "sys", "user") == {"a": [1, 2]}
-    assert len(fake.calls) == 1
-    system, user = fake.calls[0]
-    assert isinstance(system, SystemMessage) and system.content == "sys"
-    assert isinstance(user, HumanMessage) and user.content == "user"
-
-
-def test_ask_json_accepts_code_fenced_json() -> None:
-    fake = model('```json\n[{"title": "Intro", "start_page": 1}]\n```')
-    assert ask_json(fake, "s", "u") == [{"title": "Intro", "start_page": 1}]
-
-
-def test_ask_json_retries_malformed_json_with_feedback() -> None:
-    fake = model("not json at all", '{"ok": true}')
-    assert ask_json(fake, "s", "u") == {"ok": True}
-    assert len(fake.calls) == 2
-    retry = fake.calls[1]
-    assert len(retry) == 4
-    assert isinstance(retry[2], AIMessage) and retry[2].content == "not json at all"
-    assert isinstance(retry[3], HumanMessage)
-    assert "not valid JSON" in str(retry[3].content)
-
-
-def test_ask_json_gives_up_after_bounded_attempts() -> None:
-    fake = model("nope", "still nope", "{broken", '{"too": "late"}')
-    with pytest.raises(LLMOutputError, match=f"after {JSON_RETRIES + 1} attempts"):
-        ask_json(fake, "s", "u")
-    assert len(fake.calls) == JSON_RETRIES + 1 == 3
-
-
-def test_ask_text_strips() -> None:
-    assert ask_text(model("  hello there \n"), "s", "u") == "hello there"
 
 
 def test_page_groups_respect_bound_with_one_page_overlap() -> None:
@@ -179,7 +140,7 @@ def test_llm_entries_over_overlapping_groups_dedupes_the_shared_page() -> None:
 
 def test_llm_entries_ignores_non_list_replies() -> None:
     assert llm_entries(model('{"answer": "none"}'), ["p1"]) == []
-    assert llm_entries(model("42"), ["p1"]) == []
+    assert llm_entries(model('"a JSON string"', '{"entries": "none"}'), ["p1"]) == []
 
 
 def test_llm_repairer_maps_proposals_and_keeps_malformed_originals() -> None:

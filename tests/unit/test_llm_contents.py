@@ -12,8 +12,9 @@ from pydantic import Field
 
 from ingest import prompts
 from ingest.contents import ContentsEntry
-from ingest.llm import JSON_RETRIES, LLMOutputError, llm_contents_reader
+from ingest.llm import LLMOutputError, llm_contents_reader
 from ingest.numbering import parse_numbering
+from store.chat import JSON_REPAIRS, ModelReplyError
 
 RUN = {
     2: "## Table of Contents\n\nItem 1. Business 1\n\nItem 1A. Risk Factors 4",
@@ -114,10 +115,10 @@ def test_reader_rejects_a_reply_that_is_not_a_list() -> None:
 
 
 def test_reader_gives_up_on_unparsable_replies_after_retries() -> None:
-    fake = model(*["The contents are: Item 1, Item 1A ..."] * (JSON_RETRIES + 1))
-    with pytest.raises(LLMOutputError, match=f"after {JSON_RETRIES + 1} attempts"):
+    fake = model(*["The contents are: Item 1, Item 1A ..."] * (JSON_REPAIRS + 1))
+    with pytest.raises(ModelReplyError, match=f"in {JSON_REPAIRS + 1} attempts"):
         llm_contents_reader(fake)(RUN)
-    assert len(fake.calls) == JSON_RETRIES + 1
+    assert len(fake.calls) == JSON_REPAIRS + 1
 
 
 def test_reader_retries_malformed_json_then_reads_the_list() -> None:

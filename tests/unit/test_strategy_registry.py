@@ -10,7 +10,8 @@ import pytest
 from graph.cli.commands import build_parser
 from graph.context import AgentContext
 from graph.prompts import system_prompt
-from graph.strategies import STRATEGY_HELP, STRATEGY_NAMES, STRATEGY_SPECS, runner
+from graph.strategies import STRATEGY_HELP, STRATEGY_NAMES, STRATEGY_SPECS
+from graph.strategies.base import runner
 from tools.schemas import TOOL_SCHEMAS
 
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from graph import nodes
+from graph import agent, nodes
 from graph.agent import build_agent_graph
 from graph.context import AgentContext
 from graph.recorder import Recorder
@@ -137,7 +137,7 @@ def test_a_strategy_tool_loop_runs_as_checkpointed_steps_of_the_agent_graph(
 
     monkeypatch.setattr(nodes, "configured_model", lambda _context: model)
     monkeypatch.setattr(nodes, "strategy_request", request)
-    monkeypatch.setattr(nodes, "declared_loop", lambda req: rit_loop(RitTools(req, source)))
+    monkeypatch.setattr(agent, "strategy_loop", lambda req: rit_loop(RitTools(req, source)))
     saver = InMemorySaver()
     graph = build_agent_graph().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "t1"}}
