@@ -19,7 +19,7 @@ from evals import metrics
 from evals.datasets import EvalQuestion, passage_pages
 from evals.judges import Judge, JudgeFailure, JudgeResult, answer_cosine
 from graph.citations import CITATION
-from graph.navigator import EXTRACTIVE_NOTE
+from graph.extractive import EXTRACTIVE_NOTE
 
 Scores = dict[str, float | None]
 BULLET = re.compile(r"^\s*[-*•]\s+", re.MULTILINE)

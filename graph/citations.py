@@ -1,6 +1,6 @@
 """Inline citations: find them, keep only pages the run read, attach a supporting quote.
 
-Format: (Author et al., Year, doc_id, p.N) — a page range "p.N-M" cites each page in it.
+The format is ``tools.formatting.CITATION_FORMAT`` — a page range "p.N-M" cites each page in it.
 """
 
 from __future__ import annotations
@@ -10,16 +10,6 @@ from dataclasses import dataclass
 
 from graph.state import Citation
 from store.text import split_sentences
-
-CITATION_FORMAT = "(Author et al., Year, doc_id, p.N)"
-"""How an answer cites a page; prompts show it to the model, ``find_citations`` parses it."""
-
-
-def format_citation(label: str, doc_id: str, first: int, last: int | None = None) -> str:
-    """One inline citation: "(Lo et al., 2020, f83d85b272d5efd7, p.3)" or "…, p.3-5)"."""
-    pages = f"p.{first}" if last is None or last == first else f"p.{first}-{last}"
-    return f"({label}, {doc_id}, {pages})"
-
 
 CITATION = re.compile(
     r"\((?P<label>[^()]*?),\s*(?P<doc>[0-9a-f]{6,64}),\s*pp?\.\s*(?P<first>\d+)"

@@ -11,10 +11,6 @@ baseline.
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,56 +19,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graph.citations import format_citation
-from ingest.summarise import STOP
-from store.embeddings import default_cache_dir, dense_embedder
-from store.settings import IndexSettings
-from store.text import split_sentences
+from graph.extractive import extractive_answer
+from store.text import SKIP_SECTIONS
 from tools.formatting import author_label
 from tools.pages import page_score, pages_to_read
+from tools.relevance import relevance
 
-WORD = re.compile(r"[a-z0-9]+")
-SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b", re.IGNORECASE)
-EXTRA_STOP = frozenset(
-    (
-        "what",
-        "which",
-        "does",
-        "did",
-        "how",
-        "why",
-        "who",
-        "whom",
-        "whose",
-        "is",
-        "are",
-        "was",
-        "were",
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "by",
-        "with",
-        "from",
-        "do",
-        "they",
-        "their",
-        "them",
-        "this",
-        "that",
-        "paper",
-        "authors",
-    )
-)
-EXTRACTIVE_NOTE = (
-    "Extractive answer (offline reader: no language model is configured, so these are the "
-    "sentences from the pages read that best match the question, quoted as printed):"
-)
 MAX_READ_PAGES = 4
 READ_RATIO = 0.7
 """Read the pages whose within-paper score is at least ``READ_RATIO`` × the best page's, at most
@@ -83,8 +35,6 @@ in README, Benchmarks)."""
 WITHIN_SECTIONS = 5
 """Sections ``search_within_paper`` lists for the navigator (its pages are ranked over the whole
 document either way)."""
-DENSE_POOL = 40
-DENSE_WORDS = 48
 NO_DOCUMENTS = (
     "Extractive answer (offline navigator): no document in the library matches this question."
 )
@@ -125,14 +75,6 @@ def read_conversation(messages: list[BaseMessage]) -> Conversation:
         elif isinstance(message, ToolMessage):
             view.results.append((message.name or "", dict(message.artifact or {})))
     return view
-
-
-def content_words(text: str) -> list[str]:
-    return [
-        w
-        for w in WORD.findall(text.lower())
-        if w not in STOP and w not in EXTRA_STOP and len(w) > 2
-    ]
 
 
 class NavigatorChatModel(BaseChatModel):
@@ -297,35 +239,6 @@ def _read_pages(view: Conversation) -> list[tuple[str, int, str]]:
     ]
 
 
-def extractive_answer(
-    question: str,
-    pages: list[tuple[str, int, str]],
-    labels: dict[str, str],
-    sentences_wanted: int = 3,
-) -> str:
-    """The sentences of the read pages that best match the question, each cited to its page.
-
-    ``pages`` are (doc_id, page, text) in reading order; ``labels`` give 'Author et al., Year'.
-    Every offline reader (the navigator and the other strategies) answers this way.
-    """
-    candidates = [
-        (doc_id, page, sentence) for doc_id, page, text in pages for sentence in sentences(text)
-    ]
-    if not candidates:
-        return f"{EXTRACTIVE_NOTE}\nNothing relevant was found in the pages that could be read."
-    scores = relevance(question, [s for _, _, s in candidates])
-    picked: list[str] = []
-    for index in np.argsort(-scores, kind="stable"):
-        doc_id, page, sentence = candidates[int(index)]
-        if any(sentence == p.split(" (")[0] for p in picked):
-            continue
-        label = labels.get(doc_id, "Anon., n.d.")
-        picked.append(f"{sentence} {format_citation(label, doc_id, page)}")
-        if len(picked) == sentences_wanted:
-            break
-    return EXTRACTIVE_NOTE + "\n" + "\n".join(f"- {p}" for p in picked)
-
-
 def _labels(view: Conversation) -> dict[str, str]:
     """'Author et al., Year' per document, from search results and metadata."""
     labels: dict[str, str] = {}
@@ -336,47 +249,3 @@ def _labels(view: Conversation) -> dict[str, str]:
         meta = artifact["metadata"]
         labels[artifact["doc_id"]] = author_label(meta["authors"], meta["year"])
     return labels
-
-
-def sentences(page_text: str, min_words: int = 6) -> list[str]:
-    """Readable sentences of a page (``split_sentences``: body prose only), ``min_words``–60
-    words."""
-    return [s for s in split_sentences(page_text) if min_words <= len(s.split()) <= 60]
-
-
-def relevance(question: str, texts: list[str]) -> np.ndarray:
-    """Lexical (idf-weighted overlap) plus dense cosine relevance of texts to the question.
-
-    Dense scoring is the expensive part on a CPU, so only the lexically best DENSE_POOL texts
-    (cut to DENSE_WORDS words, embedded in small length-sorted batches) get a dense score.
-    """
-    lexical = lexical_relevance(question, texts)
-    pool = np.argsort(-lexical, kind="stable")[:DENSE_POOL]
-    dense = np.zeros(len(texts), dtype=np.float32)
-    dense[pool] = _dense_similarity(
-        question, [" ".join(texts[i].split()[:DENSE_WORDS]) for i in pool]
-    )
-    return 0.5 * lexical + 0.5 * dense
-
-
-def lexical_relevance(question: str, texts: Sequence[str]) -> np.ndarray:
-    """Idf-weighted share of the question's content words each text contains (idf over the
-    texts themselves), 0–1."""
-    query = set(content_words(question))
-    docs = [query & set(content_words(t)) for t in texts]
-    df = Counter(w for d in docs for w in d)
-    weight = {w: math.log(1 + len(texts) / (1 + df[w])) for w in query}
-    total = sum(weight.values()) or 1.0
-    return np.array([sum(weight[w] for w in d) / total for d in docs])
-
-
-def _dense_similarity(question: str, texts: list[str]) -> np.ndarray:
-    settings = IndexSettings.from_env()
-    model = dense_embedder(settings.embedding_model, settings.model_cache or default_cache_dir())
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    vectors = np.array(
-        list(model.embed([question, *(texts[i] for i in order)], batch_size=16)), dtype=np.float32
-    )
-    scores = np.zeros(len(texts), dtype=np.float32)
-    scores[order] = vectors[1:] @ vectors[0]
-    return scores

@@ -295,7 +295,7 @@ def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[L
             "tool_calls": new_steps,
             "model_turns": recorder.usage.model_calls,
             "usage": recorder.usage.as_dict(),
-            "status": "running" if outcome.status == "answered" else outcome.status,
+            "status": outcome.status,
             "status_detail": outcome.detail,
         },
     )
@@ -330,7 +330,7 @@ def finish(
         refusal = f"Not run: {detail}."
         return Command(goto="__end__", update={"answer": refusal, "citations": []})
     if not answer:
-        if status == "running":
+        if status in ("running", "answered"):
             status, detail = "failed", "no assistant text"
         reason = status_text(status, detail)
         return Command(

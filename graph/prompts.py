@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from graph.citations import CITATION_FORMAT
 from graph.strategies import strategy_spec
 from store.search_engine import DocumentInfo
+from tools.formatting import CITATION_FORMAT
 
 SYSTEM_PROMPT = """You answer questions about a library of long documents, and every claim you
 make must be checkable against a page you have read.

@@ -11,8 +11,8 @@ from collections import Counter
 from typing import Any
 
 from ingest.numbering import clean_title
-from ingest.summarise import STOP, WORD
-from store.text import clean_text, split_sentences
+from ingest.summarise import WORD
+from store.text import STOP_WORDS, clean_text, split_sentences
 from store.types import DocumentMetadata, HeadingCandidate
 
 DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>()\]]+[^\s\"<>()\].,;])")
@@ -148,7 +148,7 @@ def _keywords(pages: list[str]) -> list[str]:
         w.lower()
         for page in pages
         for w in WORD.findall(page)
-        if len(w) > 3 and w.lower() not in STOP and w.lower() not in WEB_WORDS
+        if len(w) > 3 and w.lower() not in STOP_WORDS and w.lower() not in WEB_WORDS
     )
     return [w for w, _ in counts.most_common(KEYWORD_COUNT)]
 

@@ -13,82 +13,13 @@ from collections import Counter
 from ingest.sections import node_bodies
 from ingest.tree import Draft, iter_drafts
 from store.embeddings import count_tokens, truncate_to_tokens
-from store.text import clean_text, split_sentences
+from store.text import STOP_WORDS, clean_text, split_sentences
 
 KEEP_TEXT_TOKENS = 200
 SUMMARY_TOKENS = 90
 SUMMARY_SENTENCES = 3
 WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?\s*%?")
-STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "were",
-        "been",
-        "have",
-        "has",
-        "had",
-        "not",
-        "but",
-        "which",
-        "their",
-        "they",
-        "them",
-        "these",
-        "those",
-        "than",
-        "then",
-        "there",
-        "into",
-        "such",
-        "also",
-        "can",
-        "may",
-        "more",
-        "most",
-        "other",
-        "some",
-        "only",
-        "our",
-        "its",
-        "over",
-        "under",
-        "between",
-        "both",
-        "each",
-        "about",
-        "after",
-        "before",
-        "when",
-        "where",
-        "while",
-        "what",
-        "who",
-        "how",
-        "all",
-        "any",
-        "one",
-        "two",
-        "use",
-        "used",
-        "using",
-        "based",
-        "show",
-        "shows",
-        "shown",
-        "paper",
-        "section",
-        "we",
-    ]
-)
 
 
 def summarise_drafts(roots: list[Draft], pages: list[str]) -> list[str]:
@@ -144,10 +75,10 @@ def _structural_summary(draft: Draft) -> str:
 def _top_sentences(sentences: list[str], count: int) -> list[str]:
     """Rank by mean content-word weight plus numbers; keep the best in reading order."""
     freq = Counter(w.lower() for s in sentences for w in WORD.findall(s))
-    freq = Counter({w: c for w, c in freq.items() if w not in STOP})
+    freq = Counter({w: c for w, c in freq.items() if w not in STOP_WORDS})
 
     def score(index: int) -> float:
-        words = [w.lower() for w in WORD.findall(sentences[index]) if w.lower() not in STOP]
+        words = [w.lower() for w in WORD.findall(sentences[index]) if w.lower() not in STOP_WORDS]
         if not words:
             return 0.0
         salience = sum(math.log1p(freq[w]) for w in words) / math.sqrt(len(words))

@@ -46,12 +46,21 @@ Rules, per construct (a block ends at a blank line and at every structural line)
   never end one, as no white space follows their point. ``etc.`` may end a sentence.
 
 Plain text (no markdown) is one paragraph per blank-line block and splits the same way.
+
+The word helpers every offline reader and strategy matches text with live here too: the stop
+words, ``content_words``, the idf-weighted ``lexical_relevance`` and the headings of sections
+that hold no answers (``SKIP_SECTIONS``).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 MARKDOWN = re.compile(r"(^#+\s*|\*\*|__|(?<!\w)_|_(?!\w)|`|^\s*[-*>]\s+|\|)", re.MULTILINE)
 HTML_TAG = re.compile(r"<sup>.*?</sup>|<[^>]{1,40}>")
@@ -403,3 +412,142 @@ def _ends_sentence(prose: str, match: re.Match[str]) -> bool:
         previous = before[-2].strip(",;:()").lower() if len(before) > 1 else ""
         return previous in LABEL_BEFORE_LETTER
     return True
+
+
+# -- words ------------------------------------------------------------------------------------
+STOP_WORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "are",
+        "was",
+        "were",
+        "been",
+        "have",
+        "has",
+        "had",
+        "not",
+        "but",
+        "which",
+        "their",
+        "they",
+        "them",
+        "these",
+        "those",
+        "than",
+        "then",
+        "there",
+        "into",
+        "such",
+        "also",
+        "can",
+        "may",
+        "more",
+        "most",
+        "other",
+        "some",
+        "only",
+        "our",
+        "its",
+        "over",
+        "under",
+        "between",
+        "both",
+        "each",
+        "about",
+        "after",
+        "before",
+        "when",
+        "where",
+        "while",
+        "what",
+        "who",
+        "how",
+        "all",
+        "any",
+        "one",
+        "two",
+        "use",
+        "used",
+        "using",
+        "based",
+        "show",
+        "shows",
+        "shown",
+        "paper",
+        "section",
+        "we",
+    ]
+)
+"""Words too common to say what a text is about (summaries, keywords, matching)."""
+QUESTION_WORDS = frozenset(
+    (
+        "what",
+        "which",
+        "does",
+        "did",
+        "how",
+        "why",
+        "who",
+        "whom",
+        "whose",
+        "is",
+        "are",
+        "was",
+        "were",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "by",
+        "with",
+        "from",
+        "do",
+        "they",
+        "their",
+        "them",
+        "this",
+        "that",
+        "paper",
+        "authors",
+    )
+)
+"""Words of a question that carry no content (question words, articles, "paper")."""
+CONTENT_WORD = re.compile(r"[a-z0-9]+")
+SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b", re.IGNORECASE)
+"""Headings of sections that never hold an answer: readers and strategies skip them."""
+
+
+def content_words(text: str) -> list[str]:
+    """The lower-cased words of a text that say what it is about, in order."""
+    return [
+        w
+        for w in CONTENT_WORD.findall(text.lower())
+        if w not in STOP_WORDS and w not in QUESTION_WORDS and len(w) > 2
+    ]
+
+
+def readable_sentences(page_text: str, min_words: int = 6) -> list[str]:
+    """Readable sentences of a page (``split_sentences``: body prose only), ``min_words``–60
+    words."""
+    return [s for s in split_sentences(page_text) if min_words <= len(s.split()) <= 60]
+
+
+def lexical_relevance(question: str, texts: Sequence[str]) -> np.ndarray:
+    """Idf-weighted share of the question's content words each text contains (idf over the
+    texts themselves), 0–1."""
+    query = set(content_words(question))
+    docs = [query & set(content_words(t)) for t in texts]
+    df = Counter(w for d in docs for w in d)
+    weight = {w: math.log(1 + len(texts) / (1 + df[w])) for w in query}
+    total = sum(weight.values()) or 1.0
+    return np.array([sum(weight[w] for w in d) / total for d in docs])

@@ -74,10 +74,7 @@ def tree_lines(nodes: list[TreeNode]) -> list[str]:
     target is shared among the summaries, so a long tree gets terse summaries (or none).
     """
     flat = _with_depth(nodes, 0)
-    skeleton = [
-        f"{'  ' * d}{n['node_id']} {n['title']} [{_pages(n['start_page'], n['end_page'])}]"
-        for d, n in flat
-    ]
+    skeleton = [f"{'  ' * d}{n['node_id']} {n['title']} [{node_page_label(n)}]" for d, n in flat]
     for per_node_words in range(MAX_SUMMARY_WORDS, MIN_SUMMARY_WORDS - 1, -2):
         lines = [
             f"{line} {words(n['summary'], per_node_words)}"
@@ -96,8 +93,25 @@ def _with_depth(nodes: list[TreeNode], depth: int) -> list[tuple[int, TreeNode]]
     return out
 
 
-def _pages(start: int, end: int) -> str:
-    return f"p.{start}" if start == end else f"p.{start}-{end}"
+CITATION_FORMAT = "(Author et al., Year, doc_id, p.N)"
+"""How an answer cites a page: every prompt and tool description shows it from here, and
+``graph.citations`` parses it."""
+
+
+def page_label(start: int | str, end: int | None = None) -> str:
+    """A page or an inclusive page range as citations write it: "p.3", "p.3-5"."""
+    return f"p.{start}" if end is None or end == start else f"p.{start}-{end}"
+
+
+def node_page_label(node: TreeNode) -> str:
+    """A section's inclusive page range as citations write it."""
+    return page_label(node["start_page"], node["end_page"])
+
+
+def format_citation(label: str, doc_id: str, first: int | str, last: int | None = None) -> str:
+    """One inline citation: "(Lo et al., 2020, f83d85b272d5efd7, p.3)" or "…, p.3-5)"
+    (``first`` "N" gives the pattern shown to a model beside a document's text)."""
+    return f"({label}, {doc_id}, {page_label(first, last)})"
 
 
 def metadata_text(doc_id: str, meta: DocumentMetadata, top: list[TreeNode], pages: int) -> str:
@@ -114,8 +128,6 @@ def metadata_text(doc_id: str, meta: DocumentMetadata, top: list[TreeNode], page
         f"description: {meta['description']}",
         f"keywords: {', '.join(meta['keywords'])}",
         "sections: "
-        + "; ".join(
-            f"{n['node_id']} {n['title']} [{_pages(n['start_page'], n['end_page'])}]" for n in top
-        ),
+        + "; ".join(f"{n['node_id']} {n['title']} [{node_page_label(n)}]" for n in top),
     ]
     return "\n".join(fields)

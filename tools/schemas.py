@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.formatting import CITATION_FORMAT
+
 MAX_PAGES_PER_CALL = 10
 
 
@@ -87,13 +89,16 @@ class search_within_paper(ToolArgs):
 
 
 class get_page_content(ToolArgs):
-    """The text (markdown) of up to 10 pages of one document (layer 2), each labelled with its
-    page number. Cite what you use as (Author et al., Year, doc_id, p.N)."""
-
     layer = 2
 
     doc_id: str = Field(description="A doc_id from search_documents.")
     pages: list[int] = Field(description="1-based page numbers, at most 10, e.g. [3, 4, 5].")
+
+
+get_page_content.__doc__ = (
+    "The text (markdown) of up to 10 pages of one document (layer 2), each labelled with its "
+    f"page number. Cite what you use as {CITATION_FORMAT}."
+)
 
 
 class list_images(ToolArgs):

@@ -25,6 +25,7 @@ from store.catalog import open_catalog
 from store.check import CheckReport, check_library
 from store.library import DamagedFile, Library
 from store.types import MIN_PREFIX
+from tools.formatting import node_page_label
 from tools.search import filing_label
 
 
@@ -131,10 +132,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def _print_nodes(nodes: list[Any], depth: int) -> None:
     for node in nodes:
-        pages = f"p.{node['start_page']}" + (
-            f"–{node['end_page']}" if node["end_page"] != node["start_page"] else ""
-        )
-        print(f"{'  ' * depth}[{node['node_id']}] {node['title']} ({pages})")
+        print(f"{'  ' * depth}[{node['node_id']}] {node['title']} ({node_page_label(node)})")
         _print_nodes(node["nodes"], depth + 1)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from graph.navigator import SKIP_SECTIONS
 from graph.strategies.base import StrategyOutcome, StrategyRequest, extractive_answer
 from graph.strategies.rit import (
     MAX_CALLS,
@@ -29,6 +28,7 @@ from graph.strategies.rit import (
 )
 from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
 from store.chunks import Chunk
+from store.text import SKIP_SECTIONS
 from tools.results import Passage, Tool, ToolResult
 from tools.schemas import ToolArgs
 

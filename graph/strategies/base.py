@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from graph.citations import CITATION_FORMAT, format_citation
+from graph import extractive
 from graph.context import AgentContext
 from graph.recorder import Recorder
 from graph.state import RunStatus
 from graph.strategies import declared
 from store.catalog import Catalog
 from store.chat import ModelCallError, message_text
-from tools.formatting import author_label
+from tools.formatting import CITATION_FORMAT, author_label, format_citation
 from tools.results import Passage
 from tools.toolbox import SearchScope
 
@@ -112,8 +112,6 @@ def answer_from_passages(request: StrategyRequest, passages: Sequence[Passage]) 
 def extractive_answer(request: StrategyRequest, passages: Sequence[Passage]) -> str:
     """The offline reader: the sentences of the read text that best match the question,
     each cited to its page (shared with the offline navigator)."""
-    from graph.navigator import extractive_answer as navigator_answer
-
     pages = [(p.doc_id, page, text) for p in passages for page, text in p.segments]
     labels = {p.doc_id: request.label(p.doc_id) for p in passages}
-    return navigator_answer(request.question, pages, labels)
+    return extractive.extractive_answer(request.question, pages, labels)

@@ -25,12 +25,12 @@ from typing import Protocol
 
 import numpy as np
 
-from graph.navigator import lexical_relevance
 from graph.recorder import Recorder
 from graph.state import Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from store.chunks import dense_chunks
 from store.snapshot import unit_rows
+from store.text import lexical_relevance
 from tools.passages import Method, PassageSearch, ScoredChunk
 from tools.results import Passage
 

@@ -37,12 +37,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from graph.citations import CITATION_FORMAT, format_citation
-from graph.navigator import SKIP_SECTIONS, content_words, relevance
 from graph.recorder import Recorder
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from store.chat import ModelCallError
+from store.text import SKIP_SECTIONS, content_words
 from store.types import TreeNode
+from tools.formatting import CITATION_FORMAT, format_citation, node_page_label
+from tools.relevance import relevance
 from tools.results import Passage
 
 MAX_STEPS = 12
@@ -169,17 +170,13 @@ class DocumentTree:
         )
 
 
-def page_span(start: int, end: int) -> str:
-    return f"p.{start}" if start == end else f"pp.{start}-{end}"
-
-
 def node_line(node: TreeNode, summary_words: int = SUMMARY_WORDS) -> str:
     """One outline line: id, title, page range, number of subsections, the summary's start."""
     subsections = len(node["nodes"])
     extra = f", {subsections} subsections" if subsections else ""
     words = node["summary"].split()
     summary = " ".join(words[:summary_words]) + (" …" if len(words) > summary_words else "")
-    head = f"[{node['node_id']}] {node['title']} ({page_span(node['start_page'], node['end_page'])}"
+    head = f"[{node['node_id']}] {node['title']} ({node_page_label(node)}"
     return f"{head}{extra})" + (f": {summary}" if summary else "")
 
 
@@ -350,7 +347,7 @@ class TreeSearch:
 
     def _name(self, node_id: str) -> str:
         node = self.tree.nodes[node_id]
-        return f"[{node_id}] {node['title']} ({page_span(node['start_page'], node['end_page'])})"
+        return f"[{node_id}] {node['title']} ({node_page_label(node)})"
 
     # -- actions ---------------------------------------------------------------------------------
     def reply(self, text: str) -> str:

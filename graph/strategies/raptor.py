@@ -43,7 +43,6 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graph.navigator import content_words, sentences
 from graph.recorder import Recorder
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.dense import record_passages
@@ -63,6 +62,7 @@ from store.raptor_tree import (
     build_tree,
     unit,
 )
+from store.text import content_words, readable_sentences
 from tools.results import Passage
 
 LEAF_TOKENS = 250
@@ -84,7 +84,7 @@ def extractive_summary(members: Sequence[RaptorNode], words: int = SUMMARY_WORDS
         (page, sentence)
         for member in members
         for page, text in member.segments
-        for sentence in sentences(text, min_words=SENTENCE_MIN_WORDS)
+        for sentence in readable_sentences(text, min_words=SENTENCE_MIN_WORDS)
     ]
     if not candidates:
         page, text = members[0].segments[0]

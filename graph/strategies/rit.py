@@ -26,14 +26,14 @@ from typing import Protocol
 
 from pydantic import Field
 
-from graph.navigator import SKIP_SECTIONS
 from graph.strategies.base import StrategyOutcome, StrategyRequest, extractive_answer
 from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
 from store.catalog import Catalog
 from store.chunks import Chunk
 from store.embeddings import count_tokens, truncate_to_tokens
+from store.text import SKIP_SECTIONS
 from store.types import TreeNode, walk
-from tools.formatting import words
+from tools.formatting import format_citation, page_label, words
 from tools.passages import PassageSearch, ScoredChunk
 from tools.results import Passage, Tool, ToolResult, failure
 from tools.schemas import ToolArgs
@@ -129,7 +129,7 @@ def page_text(segments: Segments) -> str:
 
 def cite_hint(request: StrategyRequest, doc_id: str) -> str:
     """The citation pattern shown with text, so the model cites in the required form."""
-    return f"cite as ({request.label(doc_id)}, {doc_id}, p.N)"
+    return f"cite as {format_citation(request.label(doc_id), doc_id, 'N')}"
 
 
 @dataclass
@@ -270,7 +270,7 @@ def _node_lines(nodes: list[InducedNode], depth: int) -> list[str]:
     for item in nodes:
         node = item.node
         start, end = node["start_page"], node["end_page"]
-        pages = f"p.{start}" if start == end else f"p.{start}-{end}"
+        pages = page_label(start, end)
         summary = words(node["summary"], SUMMARY_WORDS) if node["summary"] else ""
         lines.append(
             f"{'  ' * depth}{item.ref} | {node['title']} | {pages} | score {item.score:.4f} | "

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from graph.citations import CITATION_FORMAT
-from graph.navigator import content_words
 from graph.strategies.base import (
     StrategyOutcome,
     StrategyRequest,
@@ -36,6 +34,8 @@ from graph.strategies.base import (
 )
 from graph.strategies.dense import PassageSearcher, as_passage, record_passages
 from store.chat import ModelCallError
+from store.text import content_words
+from tools.formatting import CITATION_FORMAT
 from tools.passages import PassageSearch, ScoredChunk
 from tools.results import Passage
 

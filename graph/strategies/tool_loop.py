@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypedDict, cast
+from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import (
     AIMessage,
@@ -32,13 +32,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BeforeValidator
 
-from graph.citations import CITATION_FORMAT
 from graph.recorder import Recorder
 from graph.state import RunStatus, Step
 from graph.strategies import declared
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
 from store.chat import ModelCallError, Usage
+from tools.formatting import CITATION_FORMAT
 from tools.results import Passage, Tool
 
 EXTRA_TURNS = 2
@@ -94,7 +94,7 @@ class LoopState(TypedDict, total=False):
     passages: list[dict[str, Any]]
     model_turns: int
     usage: dict[str, Any]
-    status: str
+    status: RunStatus
     status_detail: str
 
 
@@ -144,7 +144,7 @@ class _Step:
         """End the loop with the strategy's outcome (the answer joins the run's messages)."""
         update = self.progress()
         update["messages"] = [AIMessage(outcome.answer)] if outcome.answer else []
-        update["status"] = "running" if outcome.status == "answered" else outcome.status
+        update["status"] = outcome.status
         update["status_detail"] = outcome.detail
         return Command(goto="__end__", update=update)
 
@@ -239,10 +239,10 @@ def run_tool_loop(request: StrategyRequest, loop: ToolLoop) -> StrategyOutcome:
     recorder.pages_read = dict(final.get("pages_read") or {})
     recorder.usage = Usage(**(final.get("usage") or {}))
     answers = [m for m in final.get("messages") or [] if isinstance(m, AIMessage)]
-    status = cast(RunStatus, final.get("status", "running"))
+    status: RunStatus = final.get("status", "failed")
     return StrategyOutcome(
         answers[-1].text if answers else "",
-        "answered" if status == "running" else status,
+        status,
         final.get("status_detail", ""),
     )
 

@@ -28,10 +28,10 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from graph.navigator import SKIP_SECTIONS, content_words
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.pageindex import DocumentTree, json_values, node_line
 from store.chat import ModelCallError
+from store.text import SKIP_SECTIONS, content_words
 from tools.results import Passage
 
 CONFIDENCE_MIN = 0.5

@@ -11,7 +11,7 @@ from evals.scoring import (
     pages_disclosed,
     score_run,
 )
-from graph.navigator import EXTRACTIVE_NOTE
+from graph.extractive import EXTRACTIVE_NOTE
 
 STEPS = [
     {

@@ -257,7 +257,7 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
     assert [s["pages"] for s in reads] == [[2, 3], [6, 7, 8]]
     assert request.recorder.pages_read == {LOAN: [2, 3, 6, 7, 8]}
     after_read = str(model.seen[2][-1].content)
-    assert "Referenced: Appendix G → [0004] Appendix G Interest rates (pp.6-8)" in after_read
+    assert "Referenced: Appendix G → [0004] Appendix G Interest rates (p.6-8)" in after_read
     assert "(Smith et al., 2021, d1, p.3)" in after_read  # page headers carry the citation
     assert request.recorder.usage.model_calls == 5  # the model's answer needs no extra call
 
@@ -437,7 +437,7 @@ def test_single_document_search_starts_with_the_outline_prompt(catalog: Catalog)
     first = model.seen[0]
     assert isinstance(first[1], HumanMessage)
     view = str(first[1].content)
-    assert "[0001] 2 Financial statements (pp.2-5, 2 subsections)" in view
+    assert "[0001] 2 Financial statements (p.2-5, 2 subsections)" in view
     assert "[0002]" not in view  # collapsed until opened
     assert MERGED_NOTE not in view
     assert f"{MAX_STEPS} of {MAX_STEPS} steps and {MAX_READS} of {MAX_READS} reads" in view
