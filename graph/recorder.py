@@ -37,11 +37,12 @@ class Recorder:
         disclosed: Iterable[tuple[str, int]] = (),
         doc_id: str | EllipsisType | None = ...,
         found: list[str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> Step:
         """One call, in order. ``disclosed`` pages become citable (only when the call worked).
         The step names the one document it read, else ``doc_id`` (the document the call was
         about; by default its ``doc_id`` argument); ``found`` lists what a document search
-        returned, best first."""
+        returned, best first; ``details`` what a strategy's own tool found out."""
         reads = [] if error else list(dict.fromkeys(disclosed))
         self._note_pages(reads)
         docs = list(dict.fromkeys(doc for doc, _ in reads))
@@ -62,6 +63,8 @@ class Recorder:
             step["disclosed"] = {doc: [p for d, p in reads if d == doc] for doc in docs}
         if found:
             step["found"] = found
+        if details:
+            step["details"] = details
         self.steps.append(step)
         return step
 

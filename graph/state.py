@@ -39,6 +39,7 @@ class Step(TypedDict):
     doc_id: str | None
     disclosed: NotRequired[dict[str, list[int]]]  # pages of several documents (passage search)
     found: NotRequired[list[str]]  # documents a document search returned, best first
+    details: NotRequired[dict[str, Any]]  # what a strategy's own tool found out (JSON)
 
 
 class Citation(TypedDict):

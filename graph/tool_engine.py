@@ -86,6 +86,7 @@ class ToolEngine:
             disclosed=result.pages_read(),
             doc_id=result.doc_id,
             found=[str(hit["doc_id"]) for hit in hits] if result.ok and hits else None,
+            details=result.details,
         )
         return result
 
@@ -93,7 +94,10 @@ class ToolEngine:
         """A model's tool call (well formed or not) run and answered as a tool message."""
         malformed = None
         if call.get("type") == "invalid_tool_call" or call.get("error"):
-            malformed = unreadable_arguments(call.get("error"))
+            malformed = (
+                f"{unreadable_arguments(call.get('error'))}. Send the arguments as one JSON "
+                "object matching the tool's schema"
+            )
         name = str(call.get("name") or "")
         result = self.call(name, call.get("args"), malformed)
         return ToolMessage(
@@ -111,10 +115,7 @@ class ToolEngine:
         if self.used > self.max_calls:
             return failure(BUDGET_SPENT.format(budget=self.max_calls))
         if malformed is not None:
-            return failure(
-                f"could not read the call to {name!r}: {malformed}. "
-                "Send the arguments as one JSON object matching the tool's schema."
-            )
+            return failure(f"could not read the call to {name!r}: {malformed}.")
         if tool is None:
             what = (
                 f"tool {name!r} is off in this run"

@@ -46,7 +46,7 @@ class ToolResult:
     policies and inspection), the document it was about, and the pages it disclosed (what
     citations may point at): ``pages`` of ``doc_id``, and ``disclosed`` pages of any document
     (a passage search shows several). ``passages`` is the text shown, for an answer written
-    without the model."""
+    without the model; ``details`` is recorded with the call's step."""
 
     content: str | list[dict[str, Any]]
     ok: bool = True
@@ -55,6 +55,9 @@ class ToolResult:
     doc_id: str | None = None
     disclosed: tuple[PageRef, ...] = ()
     passages: tuple[Passage, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    """What the call found out beyond its text (a proposal's confidence, a build's cost),
+    recorded with its step for inspection."""
 
     @property
     def text(self) -> str:

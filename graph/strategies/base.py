@@ -2,10 +2,12 @@
 and the two ways it turns what it read into a cited answer.
 
 A strategy other than the default agent loop runs in the ``strategy`` node, or, when its model
-calls its own tools, as the ``tool_loop`` subgraph (``graph.strategies.tool_loop``). It records
-every call it makes as a :class:`~graph.state.Step` (sequence, layer, tool,
-arguments, payload size, pages disclosed), so ``vectree trace``, the HTML timeline, the
-adherence measures and the evaluation read all strategies alike. Layers keep their meaning
+calls its own tools, as the ``tool_loop`` subgraph (``graph.strategies.tool_loop``). Every action
+it takes is a tool call through the one tool engine (``StrategyRequest.engine``), its own tools
+where its actions are not the agent's, so the engine budgets, refuses and records it as a
+:class:`~graph.state.Step` (sequence, layer, tool, arguments, payload size, pages disclosed)
+and ``vectree trace``, the HTML timeline, the adherence measures and the evaluation read all
+strategies alike. Layers keep their meaning
 across strategies: 0 finds documents or passages, 1 shows structure (trees, outlines, induced
 sub-forests), 2 returns content. A passage search that returns text discloses pages too; those
 pages are listed in the step's ``disclosed`` field and may be cited.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -24,10 +27,11 @@ from graph.context import AgentContext
 from graph.recorder import Recorder
 from graph.state import RunStatus
 from graph.strategies import declared
+from graph.tool_engine import ToolEngine
 from store.catalog import Catalog
 from store.chat import ModelCallError, message_text
 from tools.formatting import CITATION_FORMAT, author_label, format_citation
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult
 from tools.toolbox import SearchScope
 
 NEEDS_LLM = "needs an LLM"
@@ -57,6 +61,12 @@ class StrategyRequest:
         """The documents this run may use (see ``SearchScope.documents``)."""
         return self.scope.documents(self.catalog)
 
+    def engine(self, tools: Sequence[Tool], max_calls: int) -> ToolEngine:
+        """The tool engine the strategy's actions go through: each is budgeted against
+        ``max_calls``, refused with an instructive error when it cannot run, and recorded in
+        this run's trajectory, exactly like the agent's tool calls."""
+        return ToolEngine(tools, max_calls, self.recorder)
+
 
 @dataclass
 class StrategyOutcome:
@@ -83,6 +93,17 @@ def needs_llm(strategy: str, why: str) -> StrategyOutcome:
         "(VECTREE_MODEL and OPENAI_BASE_URL) or choose a strategy with an offline reader."
     )
     return StrategyOutcome(answer=message, status="needs_llm", detail=why)
+
+
+def passages_result(passages: Sequence[Passage], **details: Any) -> ToolResult:
+    """What a strategy's passage search returns: the passages' text (the step's payload), their
+    pages made citable, and what else the search found out."""
+    return ToolResult(
+        content="\n\n".join(p.text for p in passages),
+        disclosed=tuple(page for p in passages for page in p.disclosed),
+        passages=tuple(passages),
+        details=details,
+    )
 
 
 def passage_header(request: StrategyRequest, passage: Passage) -> str:

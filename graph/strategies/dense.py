@@ -24,15 +24,20 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
+from pydantic import Field
 
-from graph.recorder import Recorder
-from graph.state import Step
-from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
+from graph.strategies.base import (
+    StrategyOutcome,
+    StrategyRequest,
+    answer_from_passages,
+    passages_result,
+)
 from store.chunks import dense_chunks
 from store.snapshot import unit_rows
 from store.text import lexical_relevance
 from tools.passages import Method, PassageSearch, ScoredChunk
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult
+from tools.schemas import ToolArgs
 
 TOP_K = 10
 RERANK_POOL = 30
@@ -102,21 +107,37 @@ def rerank(query: str, hits: list[ScoredChunk], reranker: Reranker) -> list[Scor
     return [hits[int(i)] for i in order]
 
 
-def record_passages(
-    recorder: Recorder, tool: str, args: dict[str, object], passages: Sequence[Passage]
-) -> Step:
-    """One layer-0 step returning passages: their text is the payload, their pages disclosed."""
-    return recorder.record(
-        0,
-        tool,
-        dict(args),
-        "\n\n".join(p.text for p in passages),
-        disclosed=[page for p in passages for page in p.disclosed],
-    )
-
-
 def as_passage(hit: ScoredChunk) -> Passage:
     return Passage(hit.chunk.doc_id, hit.chunk.segments)
+
+
+class retrieve_passages(ToolArgs):
+    """The passages of the run's documents closest to a query by cosine (layer 0), reranked
+    when the strategy has a reranker."""
+
+    layer = 0
+
+    query: str = Field(min_length=1, description="What the passages should be about.")
+    limit: int = Field(default=TOP_K, ge=1, le=RERANK_POOL, description="How many passages.")
+
+
+def retrieval_tool(
+    searcher: PassageSearcher, doc_ids: list[str], reranker: Reranker | None = None
+) -> Tool:
+    """Flat retrieval as the strategy's one tool: cosine top ``limit`` (from a pool of
+    RERANK_POOL, reranked, when there is a reranker)."""
+
+    def run(query: str, limit: int) -> ToolResult:
+        pool = RERANK_POOL if reranker else limit
+        hits = searcher.search(query, doc_ids, pool, method="dense")
+        details: dict[str, object] = {"method": "dense", "documents": len(doc_ids)}
+        if reranker:
+            details |= {"candidates": len(hits), "reranker": reranker.name}
+            details["note"] = NO_CROSS_ENCODER
+            hits = rerank(query, hits, reranker)
+        return passages_result([as_passage(h) for h in hits[:limit]], **details)
+
+    return Tool(retrieve_passages, run, limit=1)
 
 
 def dense_rag(
@@ -125,21 +146,12 @@ def dense_rag(
     doc_ids: list[str],
     reranker: Reranker | None = None,
 ) -> StrategyOutcome:
-    """Retrieve (and rerank), record the retrieval, answer once."""
-    pool = RERANK_POOL if reranker else TOP_K
-    hits = searcher.search(request.question, doc_ids, pool, method="dense")
-    args: dict[str, object] = {
-        "query": request.question,
-        "method": "dense",
-        "limit": TOP_K,
-        "documents": len(doc_ids),
-    }
-    if reranker:
-        args |= {"candidates": len(hits), "reranker": reranker.name, "note": NO_CROSS_ENCODER}
-        hits = rerank(request.question, hits, reranker)
-    passages = [as_passage(h) for h in hits[:TOP_K]]
-    record_passages(request.recorder, "retrieve_passages", args, passages)
-    outcome = answer_from_passages(request, passages)
+    """Retrieve (and rerank) once through the tool engine, answer once."""
+    engine = request.engine([retrieval_tool(searcher, doc_ids, reranker)], max_calls=1)
+    result = engine.call("retrieve_passages", {"query": request.question, "limit": TOP_K})
+    if not result.ok:
+        return StrategyOutcome("", "failed", str(result.error))
+    outcome = answer_from_passages(request, result.passages)
     if reranker and outcome.status == "answered":
         outcome.detail = f"reranker: {reranker.name}; {NO_CROSS_ENCODER}"
     return outcome

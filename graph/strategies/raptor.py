@@ -37,16 +37,21 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import Field
 
-from graph.recorder import Recorder
-from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
-from graph.strategies.dense import record_passages
-from store.chat import ModelCallError
+from graph.strategies.base import (
+    StrategyOutcome,
+    StrategyRequest,
+    answer_from_passages,
+    passages_result,
+)
+from store.chat import ModelCallError, Usage, invoke, message_text
 from store.chunks import dense_chunks
 from store.embeddings import count_tokens
 from store.raptor_tree import (
@@ -63,7 +68,8 @@ from store.raptor_tree import (
     unit,
 )
 from store.text import content_words, readable_sentences
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult
+from tools.schemas import ToolArgs
 
 LEAF_TOKENS = 250
 BUDGET_TOKENS = 2000
@@ -127,7 +133,7 @@ class ModelSummariser:
 
     def __init__(self, model: BaseChatModel) -> None:
         self.model = model
-        self.recorder = Recorder()
+        self.usage = Usage()
         self.fallbacks = 0
         self.error: str | None = None
 
@@ -145,7 +151,7 @@ class ModelSummariser:
         )
         messages = [SystemMessage(SUMMARY_PROMPT), HumanMessage(pieces)]
         try:
-            reply = str(self.recorder.ask(self.model, messages).text)
+            reply = message_text(invoke(self.model, messages, self.usage))
         except ModelCallError as exc:  # an endpoint failure must not lose the run
             self.error = exc.reason
             return ()
@@ -153,7 +159,7 @@ class ModelSummariser:
 
     def cost(self) -> dict[str, Any]:
         return {
-            **self.recorder.usage.as_dict(),
+            **self.usage.as_dict(),
             "extractive_fallbacks": self.fallbacks,
             "error": self.error,
         }
@@ -183,36 +189,101 @@ def leaves(doc_id: str, pages: list[str]) -> list[Segments]:
     return [c.segments for c in dense_chunks(doc_id, pages, size=LEAF_TOKENS, overlap=0)]
 
 
-def tree_for(request: StrategyRequest, store: RaptorStore, doc_id: str) -> RaptorTree:
-    """The cached tree of a document, else build, cache and record it."""
-    library = request.catalog.library
-    stamp = str(library.record(doc_id).get("ingested_at", ""))
-    with _BUILD_LOCK:
-        tree = store.load(doc_id, stamp)
-        if tree is not None:
-            return tree
-        start = time.perf_counter()
-        model = request.model
-        summarise = ModelSummariser(model) if model is not None else extractive_summary
-        pieces = leaves(doc_id, library.pages(doc_id))
-        tree = build_tree(
-            doc_id, pieces, request.catalog.index.embed_dense, summarise, count_tokens
+class build_raptor_tree(ToolArgs):
+    """Build one document's RAPTOR tree (leaves, then clustered summaries layer by layer) and
+    cache it in the library (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document whose tree is needed.")
+
+
+class retrieve_tree_nodes(ToolArgs):
+    """The nodes of every tree of the run, leaves and summaries alike, best cosine to the
+    query first, until the token budget (layer 0)."""
+
+    layer = 0
+
+    query: str = Field(min_length=1, description="What the nodes should be about.")
+
+
+@dataclass
+class RaptorRun:
+    """One run's two tools, called through the tool engine: a tree is built (and recorded)
+    only when the cache has none, then the collapsed tree is searched once."""
+
+    request: StrategyRequest
+    store: RaptorStore
+    doc_ids: list[str]
+    trees: dict[str, RaptorTree] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        tools = [Tool(build_raptor_tree, self._build), Tool(retrieve_tree_nodes, self._retrieve)]
+        self.engine = self.request.engine(tools, max_calls=len(self.doc_ids) + 1)
+
+    def build(self) -> None:
+        """Every document's tree, from the cache or built."""
+        for doc_id in self.doc_ids:
+            self.tree(doc_id)
+
+    def tree(self, doc_id: str) -> RaptorTree | None:
+        """The cached tree of a document, else the one the build call makes (None if refused)."""
+        stamp = self._stamp(doc_id)
+        cached = self.store.load(doc_id, stamp)
+        if cached is not None:
+            self.trees[doc_id] = cached
+            return cached
+        self.engine.call("build_raptor_tree", {"doc_id": doc_id})
+        return self.trees.get(doc_id)
+
+    def retrieve(self, query: str) -> ToolResult:
+        return self.engine.call("retrieve_tree_nodes", {"query": query})
+
+    def _stamp(self, doc_id: str) -> str:
+        return str(self.request.catalog.library.record(doc_id).get("ingested_at", ""))
+
+    def _build(self, doc_id: str) -> ToolResult:
+        library = self.request.catalog.library
+        stamp = self._stamp(doc_id)
+        model = self.request.model
+        with _BUILD_LOCK:
+            start = time.perf_counter()
+            tree = self.store.load(doc_id, stamp)  # another run may have built it meanwhile
+            summarise = ModelSummariser(model) if model is not None else extractive_summary
+            pieces = leaves(doc_id, library.pages(doc_id))
+            if tree is None:
+                embed = self.request.catalog.index.embed_dense
+                tree = build_tree(doc_id, pieces, embed, summarise, count_tokens)
+            failed = isinstance(summarise, ModelSummariser) and summarise.error is not None
+            if not failed:
+                self.store.save(tree, stamp)
+        self.trees[doc_id] = tree
+        details: dict[str, Any] = {
+            "leaves": len(pieces),
+            "layer_sizes": tree.layer_sizes(),
+            "summariser": summariser_variant(model),
+            "seconds": round(time.perf_counter() - start, 2),
+            "cached": not failed,
+        }
+        if isinstance(summarise, ModelSummariser):
+            details["build_cost"] = summarise.cost()
+        sizes = " → ".join(map(str, tree.layer_sizes()))
+        return ToolResult(
+            f"RAPTOR tree of {doc_id}: {sizes} nodes by layer", doc_id=doc_id, details=details
         )
-        failed = isinstance(summarise, ModelSummariser) and summarise.error is not None
-        if not failed:
-            store.save(tree, stamp)
-    args: dict[str, Any] = {
-        "doc_id": doc_id,
-        "leaves": len(pieces),
-        "layer_sizes": tree.layer_sizes(),
-        "summariser": summariser_variant(model),
-        "seconds": round(time.perf_counter() - start, 2),
-        "cached": not failed,
-    }
-    if isinstance(summarise, ModelSummariser):
-        args["build_cost"] = summarise.cost()
-    request.recorder.record(1, "build_raptor_tree", args)
-    return tree
+
+    def _retrieve(self, query: str) -> ToolResult:
+        trees = list(self.trees.values())
+        vector = unit(self.request.catalog.index.embed_dense([query]))[0]
+        picked = collapsed_retrieval(trees, vector)
+        passages = [p for doc_id, node in picked for p in node_passages(doc_id, node)]
+        layers = Counter(str(node.layer) for _, node in picked)
+        return passages_result(
+            passages,
+            budget_tokens=BUDGET_TOKENS,
+            documents=len(trees),
+            nodes_by_layer=dict(sorted(layers.items())),
+        )
 
 
 def node_passages(doc_id: str, node: RaptorNode) -> list[Passage]:
@@ -257,17 +328,9 @@ def run(request: StrategyRequest) -> StrategyOutcome:
         "embedding_model": catalog.index.settings.embedding_model,
     }
     store = RaptorStore(catalog.library.root, summariser_variant(request.model), settings)
-    doc_ids = request.scoped_doc_ids()
-    trees = [tree_for(request, store, doc_id) for doc_id in doc_ids]
-    query = unit(catalog.index.embed_dense([request.question]))[0]
-    picked = collapsed_retrieval(trees, query)
-    passages = [p for doc_id, node in picked for p in node_passages(doc_id, node)]
-    layers = Counter(str(node.layer) for _, node in picked)
-    args = {
-        "query": request.question,
-        "budget_tokens": BUDGET_TOKENS,
-        "documents": len(trees),
-        "nodes_by_layer": dict(sorted(layers.items())),
-    }
-    record_passages(request.recorder, "retrieve_tree_nodes", args, passages)
-    return answer_from_passages(request, passages)
+    raptor = RaptorRun(request, store, request.scoped_doc_ids())
+    raptor.build()
+    result = raptor.retrieve(request.question)
+    if not result.ok:
+        return StrategyOutcome("", "failed", str(result.error))
+    return answer_from_passages(request, result.passages)

@@ -25,19 +25,22 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import Field
 
 from graph.strategies.base import (
     StrategyOutcome,
     StrategyRequest,
     answer_from_passages,
     passage_header,
+    passages_result,
 )
-from graph.strategies.dense import PassageSearcher, as_passage, record_passages
+from graph.strategies.dense import PassageSearcher, as_passage
 from store.chat import ModelCallError
 from store.text import content_words
 from tools.formatting import CITATION_FORMAT
 from tools.passages import PassageSearch, ScoredChunk
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult
+from tools.schemas import ToolArgs
 
 MAX_ROUNDS = 10
 SEARCH_TOP = 5
@@ -83,20 +86,45 @@ class Found:
         return [as_passage(h) for h in self.hits.values()]
 
 
-def search_round(
-    request: StrategyRequest,
-    searcher: PassageSearcher,
-    doc_ids: list[str],
-    query: str,
-    round_no: int,
-    found: Found,
-) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-    """One recorded search: (all hits, hits not seen before)."""
-    hits = searcher.search(query, doc_ids, SEARCH_TOP, method="hybrid")
-    new = found.add(hits)
-    args = {"query": query, "round": round_no, "limit": SEARCH_TOP, "new_passages": len(new)}
-    record_passages(request.recorder, "search_passages", args, [as_passage(h) for h in hits])
-    return hits, new
+class search_passages(ToolArgs):
+    """The passages of the run's documents that best match a query, hybrid search (layer 0)."""
+
+    layer = 0
+
+    query: str = Field(min_length=1, description="What to search for.")
+    round: int = Field(ge=1, le=MAX_ROUNDS, description="The reasoning round asking.")
+
+
+@dataclass
+class Searches:
+    """The strategy's one tool, ``search_passages``, run through the tool engine: every round's
+    search (or its unreadable request) is budgeted, refused or run, and recorded there."""
+
+    request: StrategyRequest
+    searcher: PassageSearcher
+    doc_ids: list[str]
+    found: Found = field(default_factory=Found)
+    last: list[ScoredChunk] = field(default_factory=list)
+    new: list[ScoredChunk] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.engine = self.request.engine([Tool(search_passages, self._run)], MAX_ROUNDS)
+
+    def _run(self, query: str, round: int) -> ToolResult:
+        self.last = self.searcher.search(query, self.doc_ids, SEARCH_TOP, method="hybrid")
+        self.new = self.found.add(self.last)
+        passages = [as_passage(h) for h in self.last]
+        return passages_result(passages, limit=SEARCH_TOP, new_passages=len(self.new))
+
+    def search(self, query: str, round_no: int) -> bool:
+        """One search; False when the engine refused it (``last`` and ``new`` are then empty)."""
+        self.last, self.new = [], []
+        return self.engine.call("search_passages", {"query": query, "round": round_no}).ok
+
+    def unreadable(self, round_no: int, reply: str) -> None:
+        """A round whose reply asked for no search and gave no answer, recorded as refused."""
+        why = "the reply had neither <search>…</search> nor <answer>…</answer>"
+        self.engine.call("search_passages", {"round": round_no, "reply": reply[:300]}, why)
 
 
 # -- offline: pseudo-relevance feedback -----------------------------------------------------------
@@ -106,18 +134,16 @@ def feedback_words(text: str, exclude: set[str], count: int = FEEDBACK_WORDS) ->
     return [w for w, _ in words.most_common(count)]
 
 
-def feedback_search(
-    request: StrategyRequest, searcher: PassageSearcher, doc_ids: list[str]
-) -> list[Passage]:
+def feedback_search(request: StrategyRequest, searches: Searches) -> list[Passage]:
     """The offline rounds (see the module docstring); every passage found, first seen first."""
-    found = Found()
+    found = searches.found
     used: set[tuple[str, int]] = set()
     asked = set(content_words(request.question))
     query = request.question
     for round_no in range(1, MAX_ROUNDS + 1):
-        _, new = search_round(request, searcher, doc_ids, query, round_no, found)
+        searches.search(query, round_no)
         source = next((k for k in found.hits if k not in used), None)
-        if not new or source is None or round_no == MAX_ROUNDS:
+        if not searches.new or source is None or round_no == MAX_ROUNDS:
             break
         used.add(source)
         words = feedback_words(found.hits[source].chunk.text, asked)
@@ -146,14 +172,13 @@ def reason_in_documents(
 
 
 def model_search(
-    request: StrategyRequest, model: BaseChatModel, searcher: PassageSearcher, doc_ids: list[str]
+    request: StrategyRequest, model: BaseChatModel, searches: Searches
 ) -> StrategyOutcome:
     """Reason → search → notes rounds until an answer or MAX_ROUNDS, then a forced answer."""
     messages: list[BaseMessage] = [
         SystemMessage(REASON_PROMPT),
         HumanMessage(f"Question: {request.question}"),
     ]
-    found = Found()
     for round_no in range(1, MAX_ROUNDS + 1):
         reply = str(request.recorder.ask(model, messages).text)
         messages.append(AIMessage(reply))
@@ -162,14 +187,11 @@ def model_search(
             return StrategyOutcome(answer)
         query = tagged(reply, "search")
         if query is None:
-            error = "the reply had neither <search>…</search> nor <answer>…</answer>"
-            request.recorder.record(
-                0, "search_passages", {"round": round_no, "reply": reply[:300]}, error=error
-            )
+            searches.unreadable(round_no, reply)
             messages.append(HumanMessage(FORMAT_REMINDER))
             continue
-        hits, _ = search_round(request, searcher, doc_ids, query, round_no, found)
-        notes = reason_in_documents(request, model, query, hits)
+        searches.search(query, round_no)
+        notes = reason_in_documents(request, model, query, searches.last)
         messages.append(HumanMessage(f"<notes>\n{notes}\n</notes>"))
     final = str(request.recorder.ask(model, [*messages, HumanMessage(FINAL_PROMPT)]).text)
     answer = tagged(final, "answer") or re.sub(r"</?\w+>", "", final).strip()
@@ -180,12 +202,11 @@ def model_search(
 
 def run(request: StrategyRequest) -> StrategyOutcome:
     """Search-o1 with a model; the pseudo-relevance-feedback search offline."""
-    searcher = PassageSearch(request.catalog, "dense")
-    doc_ids = request.scoped_doc_ids()
+    searches = Searches(request, PassageSearch(request.catalog, "dense"), request.scoped_doc_ids())
     if request.model is None:
-        outcome = answer_from_passages(request, feedback_search(request, searcher, doc_ids))
+        outcome = answer_from_passages(request, feedback_search(request, searches))
         return StrategyOutcome(outcome.answer, "answered", OFFLINE_DETAIL)
     try:
-        return model_search(request, request.model, searcher, doc_ids)
+        return model_search(request, request.model, searches)
     except ModelCallError as exc:
         return StrategyOutcome(answer="", status="failed", detail=exc.reason)

@@ -136,8 +136,8 @@ def test_rerank_takes_thirty_candidates_and_keeps_the_ten_best_by_reranker_score
     order = [int(part.split("Passage ")[1].split()[0]) for part in prompt.split("\n[")[1:]]
     assert order == list(range(29, 19, -1))
     (step,) = request.recorder.steps
-    assert step["args"]["reranker"] == "reverse-test"
-    assert step["args"]["candidates"] == RERANK_POOL
+    assert step["details"]["reranker"] == "reverse-test"
+    assert step["details"]["candidates"] == RERANK_POOL
     assert outcome.status == "answered"
     assert "reverse-test" in outcome.detail and NO_CROSS_ENCODER in outcome.detail
     assert outcome.status.startswith("answered")

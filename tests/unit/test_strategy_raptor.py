@@ -14,12 +14,12 @@ import pytest
 from graph.strategies.raptor import (
     LEAF_TOKENS,
     ModelSummariser,
+    RaptorRun,
     collapsed_retrieval,
     extractive_summary,
     node_passages,
     summariser_variant,
     tagged_sentences,
-    tree_for,
 )
 from store.raptor_tree import (
     CLUSTER_MAX,
@@ -230,14 +230,16 @@ def test_a_tree_is_built_once_recorded_and_then_read_from_the_cache(tmp_path: Pa
     request.catalog.library = PagedLibrary()
     request.catalog.index = SimpleNamespace(embed_dense=fake_embed)
     store = RaptorStore(tmp_path, summariser_variant(None), {"leaf_tokens": LEAF_TOKENS})
-    tree = tree_for(request, store, DOC_A)
+    tree = RaptorRun(request, store, [DOC_A]).tree(DOC_A)
+    assert tree is not None
     (step,) = request.recorder.steps
     assert (step["layer"], step["tool"], step["ok"]) == (1, "build_raptor_tree", True)
-    assert step["args"]["layer_sizes"] == tree.layer_sizes() and tree.depth >= 2
-    assert step["args"]["summariser"] == "extractive"
+    assert step["details"]["layer_sizes"] == tree.layer_sizes() and tree.depth >= 2
+    assert step["details"]["summariser"] == "extractive"
     check_tree(tree, tree.layer_sizes()[0])
     assert all(n.tokens <= LEAF_TOKENS for n in tree.nodes if n.layer == 0)
-    again = tree_for(request, store, DOC_A)
+    again = RaptorRun(request, store, [DOC_A]).tree(DOC_A)
+    assert again is not None
     assert len(request.recorder.steps) == 1
     assert again.nodes == tree.nodes
 
@@ -253,12 +255,14 @@ def test_a_failing_endpoint_is_asked_once_and_its_tree_is_not_cached(tmp_path: P
     request.catalog.library = PagedLibrary()
     request.catalog.index = SimpleNamespace(embed_dense=fake_embed)
     store = RaptorStore(tmp_path, summariser_variant(model), {})
-    tree = tree_for(request, store, DOC_A)
+    tree = RaptorRun(request, store, [DOC_A]).tree(DOC_A)
+    assert tree is not None
     assert len(model.seen) == 1 and tree.depth >= 2
     (step,) = request.recorder.steps
-    assert step["args"]["cached"] is False
+    assert step["details"]["cached"] is False
     assert (
-        step["args"]["build_cost"]["error"] == "the model call failed: RuntimeError: endpoint down"
+        step["details"]["build_cost"]["error"]
+        == "the model call failed: RuntimeError: endpoint down"
     )
     assert request.recorder.usage.model_calls == 0  # building is not charged to the question
     assert store.load(DOC_A, "2025-01-01T00:00:00") is None

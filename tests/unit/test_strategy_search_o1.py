@@ -16,6 +16,7 @@ from graph.strategies.search_o1 import (
     MAX_ROUNDS,
     NOTES_PROMPT,
     SEARCH_TOP,
+    Searches,
     feedback_search,
     feedback_words,
     model_search,
@@ -55,7 +56,12 @@ def run_model(reason: Callable[[int], str]) -> tuple[Any, Any, Router, FakeSearc
     model = Router(reason=reason)
     request = make_request(model, "What was studied?")
     search = FakeSearch(hits(8))
-    return model_search(request, model, search, [DOC_A, DOC_B]), request, model, search
+    return (
+        model_search(request, model, Searches(request, search, [DOC_A, DOC_B])),
+        request,
+        model,
+        search,
+    )
 
 
 def test_the_loop_stops_at_the_models_answer() -> None:
@@ -131,7 +137,9 @@ def test_the_loop_runs_against_an_openai_compatible_endpoint() -> None:
             model="stub", base_url=stub.base_url, api_key=SecretStr("test"), max_retries=0
         )
         request = make_request(model, "What was studied?")
-        outcome = model_search(request, model, FakeSearch(hits(8)), [DOC_A, DOC_B])
+        outcome = model_search(
+            request, model, Searches(request, FakeSearch(hits(8)), [DOC_A, DOC_B])
+        )
     assert outcome.answer == "Cats (Lovelace et al., 2020, aaaa1111aaaa1111, p.1)."
     assert [s["tool"] for s in request.recorder.steps] == ["search_passages"]
     assert request.recorder.usage.model_calls == 3
@@ -173,12 +181,12 @@ def test_offline_rounds_search_the_question_then_feedback_words_until_nothing_ne
     ]
     search = WordSearch(passages, question)
     request = make_request(None, question)
-    found = feedback_search(request, search, [DOC_A, DOC_B])
+    found = feedback_search(request, Searches(request, search, [DOC_A, DOC_B]))
     assert search.queries[0] == question
     assert search.queries[1] == f"{question} lenses tripods"
     assert [p.segments[0][0] for p in found] == [1, 2, 3]
     steps = request.recorder.steps
-    assert [s["args"]["new_passages"] for s in steps] == [2, 1, 0]
+    assert [s["details"]["new_passages"] for s in steps] == [2, 1, 0]
     assert all(s["layer"] == 0 and s["tool"] == "search_passages" for s in steps)
 
 
@@ -197,7 +205,7 @@ def test_offline_rounds_stop_after_the_round_limit() -> None:
             ]
 
     search = Endless()
-    found = feedback_search(make_request(None), search, [DOC_A])
+    found = feedback_search(request := make_request(None), Searches(request, search, [DOC_A]))
     assert search.calls == MAX_ROUNDS
     assert len(found) == 2 * MAX_ROUNDS
 
