@@ -32,7 +32,7 @@ from store.catalog import Catalog
 from store.chat import ModelCallError, message_text
 from tools.formatting import CITATION_FORMAT, author_label, format_citation
 from tools.results import Passage, Tool, ToolResult
-from tools.toolbox import SearchScope
+from tools.toolbox import SearchScope, Toolbox
 
 NEEDS_LLM = "needs an LLM"
 ANSWER_PROMPT = f"""Answer the question from the numbered passages only. After each claim cite
@@ -60,6 +60,17 @@ class StrategyRequest:
     def scoped_doc_ids(self) -> list[str]:
         """The documents this run may use (see ``SearchScope.documents``)."""
         return self.scope.documents(self.catalog)
+
+    def agent_tool(self, name: str) -> Tool:
+        """One of the agent's tools, bound to this run's library, scope and gates, for a
+        strategy whose action is the agent's (a document search, a section tree)."""
+        toolbox = Toolbox(
+            self.catalog,
+            gates_on=self.context.gates_on,
+            page_cap=self.context.page_cap,
+            scope=self.scope,
+        )
+        return next(tool for tool in toolbox.tools() if tool.name == name)
 
     def engine(self, tools: Sequence[Tool], max_calls: int) -> ToolEngine:
         """The tool engine the strategy's actions go through: each is budgeted against

@@ -21,18 +21,19 @@ directly and the extractive reader answers; the answer says so.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import Field
 
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.pageindex import DocumentTree, json_values, node_line
 from store.chat import ModelCallError
 from store.text import SKIP_SECTIONS, content_words
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult, failure
+from tools.schemas import ToolArgs
 
 CONFIDENCE_MIN = 0.5
 MAX_RETRIES = 2
@@ -116,7 +117,7 @@ def verify(tree: DocumentTree, proposed: list[str], question: str) -> Verificati
     )
 
 
-def lexical_fallback(
+def lexical_ranking(
     tree: DocumentTree, question: str, limit: int = FALLBACK_NODES
 ) -> list[tuple[str, int]]:
     """The ``limit`` sections sharing the most content words with the question (ties in
@@ -149,24 +150,167 @@ def reading_plan(
     return plan
 
 
+# -- the tools -----------------------------------------------------------------------------------
+class document_tree(ToolArgs):
+    """The whole section tree of one document, one indented line per node with its id, title,
+    page range and summary (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+
+
+class propose_nodes(ToolArgs):
+    """Node ids proposed as holding the answer, checked against the tree (layer 1): the call
+    works when enough of them pass, else it fails with a report naming each failed id."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+    round: int = Field(ge=1, le=MAX_RETRIES + 1, description="Which round of proposals.")
+    proposed: list[str] = Field(max_length=50, description="The proposed node ids.")
+
+
+class lexical_fallback(ToolArgs):
+    """The sections sharing the most content words with the question, when no proposal was
+    confident enough or no model can propose (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+    reason: str = Field(description="Why the fallback chooses.")
+
+
+class read_node(ToolArgs):
+    """Pages of one chosen section (layer 2)."""
+
+    layer = 2
+
+    doc_id: str = Field(description="The document searched.")
+    node_id: str = Field(description="The section read.")
+    pages: list[int] = Field(min_length=1, description="Its pages to read.")
+
+
+@dataclass
+class VerifiedSearch:
+    """One run's actions, each a call through the tool engine: choose the document, show its
+    tree, check each round of proposals, fall back, read the chosen sections."""
+
+    request: StrategyRequest
+    tree: DocumentTree | None = None
+    verification: Verification | None = None
+    chosen: list[str] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        tools = [
+            self.request.agent_tool("search_documents"),
+            Tool(document_tree, self._outline, limit=1),
+            Tool(propose_nodes, self._propose, limit=MAX_RETRIES + 1),
+            Tool(lexical_fallback, self._fallback, limit=1),
+            Tool(read_node, self._read),
+        ]
+        budget = 3 + (MAX_RETRIES + 1) + self.request.context.page_cap
+        self.engine = self.request.engine(tools, budget)
+
+    def choose_document(self) -> str | None:
+        """The only document in scope, or the document search's best hit among several."""
+        doc_ids = self.request.scoped_doc_ids()
+        if len(doc_ids) <= 1:
+            return doc_ids[0] if doc_ids else None
+        result = self.engine.call("search_documents", {"query": self.request.question, "limit": 1})
+        hits = result.artifact.get("results") if result.ok else None
+        return str(hits[0]["doc_id"]) if hits else None
+
+    def outline(self) -> str:
+        """The tree the model proposes from, shown through a ``document_tree`` call."""
+        tree = cast(DocumentTree, self.tree)
+        return self.engine.call("document_tree", {"doc_id": tree.doc_id}).text
+
+    def check_round(self, text: str, round_no: int) -> tuple[Verification | None, str]:
+        """Verify one reply as a ``propose_nodes`` call (an error below the bar); returns the
+        verification (None for a malformed reply) and the report for a retry."""
+        tree = cast(DocumentTree, self.tree)
+        args: dict[str, Any] = {"doc_id": tree.doc_id, "round": round_no}
+        try:
+            proposed = parse_proposal(text)
+        except ValueError as exc:
+            self.engine.call("propose_nodes", {**args, "proposed": []}, str(exc))
+            return None, f'Your reply was not usable: {exc}. Reply with a list such as ["0003"].'
+        self.verification = None
+        self.engine.call("propose_nodes", {**args, "proposed": proposed})
+        if self.verification is None:  # the engine refused the call
+            return None, "Propose again, as a JSON list of node ids."
+        return self.verification, self.verification.report()
+
+    def fallback(self, reason: str) -> list[str]:
+        tree = cast(DocumentTree, self.tree)
+        self.engine.call("lexical_fallback", {"doc_id": tree.doc_id, "reason": reason})
+        return self.chosen
+
+    def read(self, node_ids: list[str]) -> list[Passage]:
+        """The planned pages of each chosen node, one layer-2 call per node."""
+        tree = cast(DocumentTree, self.tree)
+        for node_id, pages in reading_plan(tree, node_ids, self.request.context.page_cap):
+            self.engine.call(
+                "read_node", {"doc_id": tree.doc_id, "node_id": node_id, "pages": pages}
+            )
+        return self.passages
+
+    # -- the tools' runs ---------------------------------------------------------------------
+    def _outline(self, doc_id: str) -> ToolResult:
+        return ToolResult(tree_outline(cast(DocumentTree, self.tree)), doc_id=doc_id)
+
+    def _propose(self, doc_id: str, proposed: list[str], **_round: int) -> ToolResult:
+        verification = verify(cast(DocumentTree, self.tree), proposed, self.request.question)
+        self.verification = verification
+        details = {
+            "passed": list(verification.passed),
+            "confidence": round(verification.confidence, 3),
+            "failures": verification.failures,
+        }
+        if verification.confidence < CONFIDENCE_MIN:
+            low = f"confidence {verification.confidence:.2f} is below {CONFIDENCE_MIN}"
+            return ToolResult(f"Error: {low}", ok=False, doc_id=doc_id, details=details)
+        return ToolResult(", ".join(verification.passed), doc_id=doc_id, details=details)
+
+    def _fallback(self, doc_id: str, reason: str) -> ToolResult:
+        tree = cast(DocumentTree, self.tree)
+        ranked = lexical_ranking(tree, self.request.question)
+        self.chosen = [node_id for node_id, _ in ranked]
+        text = "\n".join(node_line(tree.nodes[node_id]) for node_id, _ in ranked)
+        return ToolResult(text, doc_id=doc_id, details={"overlap": dict(ranked)})
+
+    def _read(self, doc_id: str, node_id: str, pages: list[int]) -> ToolResult:
+        tree = cast(DocumentTree, self.tree)
+        if node_id not in tree.nodes:
+            return failure(f"there is no node {node_id!r} in {doc_id}")
+        passage = tree.passage(p for p in pages if 1 <= p <= len(tree.pages))
+        self.passages.append(passage)
+        return ToolResult(
+            passage.text, doc_id=doc_id, pages=list(passage.pages), passages=(passage,)
+        )
+
+
 # -- the run -------------------------------------------------------------------------------------
 def run(request: StrategyRequest) -> StrategyOutcome:
     """Verified tree search in the one document in scope, or in the best-matching one."""
-    doc_id = choose_document(request)
+    search = VerifiedSearch(request)
+    doc_id = search.choose_document()
     if doc_id is None:
         return StrategyOutcome(
             "", status="failed", detail="no document in scope matches the question"
         )
-    tree = DocumentTree.load(request, doc_id)
+    search.tree = tree = DocumentTree.load(request, doc_id)
     if request.model is None:
-        chosen = fallback(request, tree, "offline: node proposals need an LLM")
+        chosen = search.fallback("offline: node proposals need an LLM")
     else:
         try:
-            chosen = proposed_nodes(request, tree, request.model)
+            chosen = proposed_nodes(request, search, request.model)
         except ModelCallError as exc:
             return StrategyOutcome("", status="failed", detail=exc.reason)
-        chosen = chosen or fallback(request, tree, f"confidence stayed below {CONFIDENCE_MIN}")
-    passages = read_nodes(request, tree, chosen)
+        chosen = chosen or search.fallback(f"confidence stayed below {CONFIDENCE_MIN}")
+    passages = search.read(chosen)
     if not passages:
         why = f"no section of {doc_id} shares a content word with the question"
         return StrategyOutcome("", status="failed", detail=why)
@@ -177,25 +321,6 @@ def run(request: StrategyRequest) -> StrategyOutcome:
     return outcome
 
 
-def choose_document(request: StrategyRequest) -> str | None:
-    """The only document in scope, or the structural search's best hit among several."""
-    from tools.search import DocumentSearch
-
-    doc_ids = request.scoped_doc_ids()
-    if len(doc_ids) <= 1:
-        return doc_ids[0] if doc_ids else None
-    hits = DocumentSearch(request.catalog).search(
-        request.question, limit=1, doc_ids=doc_ids, gates=request.context.gates_on
-    )
-    request.recorder.record(
-        0,
-        "search_documents",
-        {"query": request.question, "limit": 1, "documents": len(doc_ids)},
-        json.dumps([hit.as_dict() for hit in hits], ensure_ascii=False),
-    )
-    return hits[0].doc_id if hits else None
-
-
 def tree_outline(tree: DocumentTree) -> str:
     """The whole tree, one indented line per node."""
     return "\n".join(
@@ -204,10 +329,12 @@ def tree_outline(tree: DocumentTree) -> str:
     )
 
 
-def proposed_nodes(request: StrategyRequest, tree: DocumentTree, model: BaseChatModel) -> list[str]:
+def proposed_nodes(
+    request: StrategyRequest, search: VerifiedSearch, model: BaseChatModel
+) -> list[str]:
     """The passing ids of the first round with enough confidence, or [] after the retries."""
-    outline = tree_outline(tree)
-    request.recorder.record(1, "document_tree", {"doc_id": tree.doc_id}, outline)
+    tree = cast(DocumentTree, search.tree)
+    outline = search.outline()
     messages: list[BaseMessage] = [
         SystemMessage(PROPOSE_PROMPT),
         HumanMessage(
@@ -217,62 +344,8 @@ def proposed_nodes(request: StrategyRequest, tree: DocumentTree, model: BaseChat
     ]
     for round_no in range(1, MAX_RETRIES + 2):
         reply = request.recorder.ask(model, messages)
-        verification, report = check_round(request, tree, reply.text, round_no)
+        verification, report = search.check_round(reply.text, round_no)
         if verification is not None and verification.confidence >= CONFIDENCE_MIN:
             return list(verification.passed)
         messages += [reply, HumanMessage(report)]
     return []
-
-
-def check_round(
-    request: StrategyRequest, tree: DocumentTree, text: str, round_no: int
-) -> tuple[Verification | None, str]:
-    """Verify one reply and record it as a ``propose_nodes`` step (an error below the bar);
-    returns the verification (None for a malformed reply) and the report for a retry."""
-    args: dict[str, Any] = {"doc_id": tree.doc_id, "round": round_no}
-    try:
-        proposed = parse_proposal(text)
-    except ValueError as exc:
-        args.update(proposed=[], confidence=0.0)
-        request.recorder.record(1, "propose_nodes", args, text, error=str(exc))
-        return None, f'Your reply was not usable: {exc}. Reply with a list such as ["0003"].'
-    verification = verify(tree, proposed, request.question)
-    confidence = verification.confidence
-    args.update(
-        proposed=proposed,
-        passed=list(verification.passed),
-        confidence=round(confidence, 3),
-        failures=verification.failures,
-    )
-    low = f"confidence {confidence:.2f} is below {CONFIDENCE_MIN}"
-    error = low if confidence < CONFIDENCE_MIN else None
-    request.recorder.record(1, "propose_nodes", args, text, error=error)
-    return verification, verification.report()
-
-
-def fallback(request: StrategyRequest, tree: DocumentTree, reason: str) -> list[str]:
-    """The lexical fallback's nodes, recorded as a layer-1 step."""
-    ranked = lexical_fallback(tree, request.question)
-    request.recorder.record(
-        1,
-        "lexical_fallback",
-        {"doc_id": tree.doc_id, "reason": reason, "overlap": dict(ranked)},
-        "\n".join(node_line(tree.nodes[node_id]) for node_id, _ in ranked),
-    )
-    return [node_id for node_id, _ in ranked]
-
-
-def read_nodes(request: StrategyRequest, tree: DocumentTree, node_ids: list[str]) -> list[Passage]:
-    """Read the planned pages of each chosen node, one layer-2 step per node."""
-    passages: list[Passage] = []
-    for node_id, pages in reading_plan(tree, node_ids, request.context.page_cap):
-        passage = tree.passage(pages)
-        request.recorder.record(
-            2,
-            "read_node",
-            {"doc_id": tree.doc_id, "node_id": node_id, "pages": pages},
-            passage.text,
-            disclosed=passage.disclosed,
-        )
-        passages.append(passage)
-    return passages

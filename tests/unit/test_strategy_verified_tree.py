@@ -19,7 +19,7 @@ from graph.strategies.pageindex import DocumentTree
 from graph.strategies.verified_tree import (
     CONFIDENCE_MIN,
     check_node,
-    lexical_fallback,
+    lexical_ranking,
     parse_proposal,
     reading_plan,
     verify,
@@ -134,11 +134,11 @@ def test_parse_proposal_forms() -> None:
 
 
 def test_lexical_fallback_ranks_by_shared_content_words() -> None:
-    ranked = lexical_fallback(tree(), QUESTION)
+    ranked = lexical_ranking(tree(), QUESTION)
     # 3 shared words each (document order breaks the tie), then the 1-word matches; the
     # acknowledgements and a node sharing nothing are left out
     assert ranked == [("0001", 3), ("0004", 3), ("0000", 1), ("0002", 1), ("0003", 1)]
-    assert lexical_fallback(tree(), QUESTION, limit=2) == [("0001", 3), ("0004", 3)]
+    assert lexical_ranking(tree(), QUESTION, limit=2) == [("0001", 3), ("0004", 3)]
 
 
 def test_reading_plan_is_leaf_first_deduplicated_and_capped() -> None:
@@ -162,7 +162,8 @@ def test_half_passing_is_enough_no_retry() -> None:
         (2, "read_node", True),
         (2, "read_node", True),
     ]
-    proposal = request.recorder.steps[1]["args"]
+    assert request.recorder.steps[1]["args"]["proposed"] == ["0004", "0002", "0099", "0006"]
+    proposal = request.recorder.steps[1]["details"]
     assert proposal["confidence"] == 0.5
     assert proposal["passed"] == ["0004", "0002"]
     assert set(proposal["failures"]) == {"0099", "0006"}
@@ -177,7 +178,7 @@ def test_low_confidence_retries_with_a_report_naming_each_failure() -> None:
     verified_tree.run(request)
 
     rounds = [s for s in request.recorder.steps if s["tool"] == "propose_nodes"]
-    assert [(s["args"]["confidence"], s["ok"]) for s in rounds] == [(0.25, False), (1.0, True)]
+    assert [(s["details"]["confidence"], s["ok"]) for s in rounds] == [(0.25, False), (1.0, True)]
     assert rounds[0]["error"] == f"confidence 0.25 is below {CONFIDENCE_MIN}"
     report = str(chat.calls[1][-1].content)
     assert "1 of 4 proposed ids passed" in report
@@ -200,10 +201,10 @@ def test_three_failed_rounds_fall_back_to_lexical_overlap() -> None:
         (1, "lexical_fallback", True),
     ]
     malformed = request.recorder.steps[1]
-    assert malformed["args"]["confidence"] == 0.0
+    assert malformed["args"]["proposed"] == [] and "details" not in malformed
     assert "no JSON list" in (malformed["error"] or "")
     assert "was not usable" in str(chat.calls[1][-1].content)
-    fallback = request.recorder.steps[4]["args"]
+    fallback = request.recorder.steps[4]["details"]
     assert list(fallback["overlap"]) == ["0001", "0004", "0000", "0002", "0003"]
     assert [s["pages"] for s in request.recorder.steps[5:]] == [[4, 5], [1], [2]]
     assert len(chat.calls) == 4  # three proposals and the answer
@@ -245,12 +246,20 @@ class FakeHit:
         self.doc_id = doc_id
 
     def as_dict(self) -> dict[str, Any]:
-        return {"doc_id": self.doc_id}
+        return {
+            "doc_id": self.doc_id,
+            "title": "Widget report",
+            "authors": ["Ng"],
+            "year": 2020,
+            "total_pages": 6,
+            "description": "Widgets.",
+            "matching_sections": [],
+        }
 
 
 def fake_document_search(found: list[str], seen: list[dict[str, Any]]) -> type:
     class FakeDocumentSearch:
-        def __init__(self, catalog: Any) -> None:
+        def __init__(self, catalog: Any, gates: Any = None) -> None:
             pass
 
         def search(self, query: str, **kwargs: Any) -> list[FakeHit]:
@@ -263,22 +272,23 @@ def fake_document_search(found: list[str], seen: list[dict[str, Any]]) -> type:
 def test_corpus_mode_searches_the_structural_search_s_best_document(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import tools.search
+    import tools.toolbox
 
     seen: list[dict[str, Any]] = []
-    monkeypatch.setattr(tools.search, "DocumentSearch", fake_document_search(["v1"], seen))
+    monkeypatch.setattr(tools.toolbox, "DocumentSearch", fake_document_search(["v1"], seen))
     request = request_for(None, "v2", "v1")
     verified_tree.run(request)
 
-    assert seen == [{"query": QUESTION, "limit": 1, "doc_ids": ["v2", "v1"], "gates": True}]
+    ((asked,),) = [[(s["query"], s["limit"], s["doc_ids"], s["gates"])] for s in seen]
+    assert asked == (QUESTION, 1, ("v2", "v1"), True)
     assert steps(request)[:2] == [(0, "search_documents", True), (1, "lexical_fallback", True)]
     assert set(request.recorder.pages_read) == {"v1"}
 
 
 def test_corpus_mode_without_a_match_fails_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.search
+    import tools.toolbox
 
-    monkeypatch.setattr(tools.search, "DocumentSearch", fake_document_search([], []))
+    monkeypatch.setattr(tools.toolbox, "DocumentSearch", fake_document_search([], []))
     outcome = verified_tree.run(request_for(None, "v2", "v1"))
     assert (outcome.status, outcome.detail) == (
         "failed",
