@@ -130,15 +130,16 @@ class _Trees:
 
 def _all_trees(context: AgentContext, state: AgentState, recorder: Recorder) -> _Trees:
     """The ``no-vector`` ablation: with no document search, the model starts from the trees
-    of every document in scope, all in its first message (recorded as one layer-1 step)."""
+    of every document in scope, all in its first message, each shown by a
+    ``get_document_tree`` call through the tool engine (its own budget: one per document)."""
     toolbox = _toolbox(context, state)
     doc_ids = toolbox.scope.documents(toolbox.catalog)
-    results = [toolbox.run("get_document_tree", doc_id=d) for d in doc_ids]
+    engine = ToolEngine(toolbox.tools(), len(doc_ids), recorder, layer=1)
+    results = [engine.call("get_document_tree", {"doc_id": d}) for d in doc_ids]
     text = "Section trees of every document in the library:\n\n" + "\n\n".join(
         r.text for r in results
     )
     artifact = {"trees": [r.artifact for r in results if r.ok]}
-    recorder.record(1, "get_document_tree", {"doc_id": "*"}, text, doc_id=None)
     return _Trees(text, artifact)
 
 

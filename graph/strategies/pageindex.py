@@ -36,15 +36,18 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import Field
 
 from graph.recorder import Recorder
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
+from graph.tool_engine import ToolEngine
 from store.chat import ModelCallError
 from store.text import SKIP_SECTIONS, content_words
 from store.types import TreeNode
 from tools.formatting import CITATION_FORMAT, format_citation, node_page_label
 from tools.relevance import relevance
-from tools.results import Passage
+from tools.results import Passage, Tool, ToolResult, failure
+from tools.schemas import ToolArgs
 
 MAX_STEPS = 12
 MAX_READS = 4
@@ -270,6 +273,59 @@ def parse_action(text: str) -> dict[str, Any]:
     )
 
 
+# -- the actions as tools --------------------------------------------------------------------------
+class pageindex_outline(ToolArgs):
+    """The outline the search starts from (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+
+
+class pageindex_open(ToolArgs):
+    """Show a section's subsections (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+    node_id: str = Field(description="A section the outline or a cross-reference shows.")
+
+
+class pageindex_read(ToolArgs):
+    """Read a section's pages, at most the run's page cap (layer 2)."""
+
+    layer = 2
+
+    doc_id: str = Field(description="The document searched.")
+    node_id: str = Field(description="A section the outline or a cross-reference shows.")
+
+
+class pageindex_back(ToolArgs):
+    """Go up one level (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+
+
+class pageindex_jump(ToolArgs):
+    """Go to the section a cross-reference names, e.g. "Appendix B" (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+    ref: str = Field(min_length=1, description="The cross-reference as written.")
+
+
+class pageindex_answer(ToolArgs):
+    """Answer from what was read (layer 1)."""
+
+    layer = 1
+
+    doc_id: str = Field(description="The document searched.")
+    answer: str = Field(default="", description="The answer, with citations.")
+
+
 # -- one document's search -----------------------------------------------------------------------
 @dataclass
 class TreeSearch:
@@ -285,10 +341,28 @@ class TreeSearch:
     read_ids: list[str] = field(default_factory=list)
     referenced: dict[str, str] = field(default_factory=dict)
     merged: bool = False  # one of several searches whose reading is answered together
-    steps: int = 0
     answer: str | None = None
     done: bool = False
     failure: str | None = None
+
+    def __post_init__(self) -> None:
+        """Every action is a call through the tool engine (the opening outline one more than
+        MAX_STEPS): budgeted, refused when it cannot be carried out, recorded in order."""
+        actions: dict[type[ToolArgs], Callable[..., ToolResult]] = {
+            pageindex_outline: self._outline,
+            pageindex_open: self._open,
+            pageindex_read: self._read,
+            pageindex_back: self._back,
+            pageindex_jump: self._jump,
+            pageindex_answer: self._answer,
+        }
+        tools = [_action_tool(schema, run) for schema, run in actions.items()]
+        self.engine = ToolEngine(tools, MAX_STEPS + 1, self.recorder, layer=1)
+
+    @property
+    def steps(self) -> int:
+        """Actions taken so far, valid or not (the opening outline is not one)."""
+        return max(0, self.engine.used - 1)
 
     @property
     def reads_left(self) -> int:
@@ -306,10 +380,8 @@ class TreeSearch:
 
     # -- what the model sees ---------------------------------------------------------------------
     def start(self) -> str:
-        """The first view, recorded as the search's opening look at the outline."""
-        view = self.view()
-        self.recorder.record(1, "pageindex_outline", {"doc_id": self.tree.doc_id}, view)
-        return view
+        """The first view, through the search's opening ``pageindex_outline`` call."""
+        return self.engine.call("pageindex_outline", {"doc_id": self.tree.doc_id}).text
 
     def outline(self) -> str:
         """The top level always, and every section on the path to the cursor expanded like an
@@ -355,49 +427,43 @@ class TreeSearch:
         try:
             action = parse_action(text)
         except InvalidAction as exc:
-            self.steps += 1
-            return self._reject("reply", {"reply": text.strip()[:200]}, exc)
+            args = {"doc_id": self.tree.doc_id, "reply": text.strip()[:200]}
+            return self._feedback(self.engine.call("pageindex_reply", args, str(exc)))
         return self.act(action)
 
     def act(self, action: dict[str, Any]) -> str:
         """One action, valid or not, costs a step; an invalid one is recorded with its error."""
-        self.steps += 1
         kind = str(action.get("action", "")).strip().lower()
-        args: dict[str, Any] = {k: str(action[k])[:100] for k in ("node_id", "ref") if k in action}
-        try:
-            if kind == "open":
-                return self._open(self._target(action, kind))
-            if kind == "read":
-                return self._read(self._target(action, kind))
-            if kind == "back":
-                return self._back()
-            if kind == "jump":
-                return self._jump(str(action.get("ref") or "").strip())
-            if kind == "answer":
-                return self._answer(str(action.get("answer") or "").strip())
-            raise InvalidAction(f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}")
-        except InvalidAction as exc:
-            return self._reject(kind, args, exc)
+        args: dict[str, Any] = {"doc_id": self.tree.doc_id}
+        args |= {k: str(action[k])[:100] for k in ("node_id", "ref") if k in action}
+        if kind == "answer":
+            args["answer"] = str(action.get("answer") or "").strip()
+        if kind not in ACTIONS:
+            unknown = f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}"
+            return self._feedback(self.engine.call("pageindex_reply", args, unknown))
+        return self._feedback(self.engine.call(f"pageindex_{kind}", args))
 
-    def _reject(self, kind: str, args: dict[str, Any], error: InvalidAction) -> str:
-        tool = f"pageindex_{kind}" if kind in ACTIONS else "pageindex_reply"
-        layer = ACTION_LAYER.get(kind, 1)
-        self.recorder.record(layer, tool, {"doc_id": self.tree.doc_id, **args}, error=str(error))
-        return f"Invalid reply ({self.steps} of {MAX_STEPS} steps used): {error}"
+    def _feedback(self, result: ToolResult) -> str:
+        if result.ok:
+            return result.text
+        return f"Invalid reply ({self.steps} of {MAX_STEPS} steps used): {result.error}"
 
-    def _target(self, action: dict[str, Any], kind: str) -> str:
-        if not action.get("node_id"):
+    def _outline(self, doc_id: str) -> ToolResult:
+        return ToolResult(self.view(), doc_id=doc_id)
+
+    def _target(self, node_id: str | None, kind: str) -> str:
+        if not node_id:
             raise InvalidAction(f'"{kind}" needs a "node_id" from the outline')
-        node_id = self.tree.find(action["node_id"])
-        if node_id is None:
-            raise InvalidAction(f"there is no node {action['node_id']!r} in this document")
-        if not self._reachable(node_id):
-            parent = self.tree.parents[node_id]
+        found = self.tree.find(node_id)
+        if found is None:
+            raise InvalidAction(f"there is no node {node_id!r} in this document")
+        if not self._reachable(found):
+            parent = self.tree.parents[found]
             raise InvalidAction(
-                f"node {node_id} is not shown from here; open its parent {parent} first, "
+                f"node {found} is not shown from here; open its parent {parent} first, "
                 "or pick a node the outline or the cross-references show"
             )
-        return node_id
+        return found
 
     def _reachable(self, node_id: str) -> bool:
         """Shown in the outline (its parent is on the expanded path) or cross-referenced."""
@@ -405,61 +471,55 @@ class TreeSearch:
         expanded = parent is None or parent in self.tree.path(self.cursor)
         return expanded or node_id in self.referenced.values()
 
-    def _open(self, node_id: str) -> str:
-        if not self.tree.nodes[node_id]["nodes"]:
-            raise InvalidAction(f"node {node_id} has no subsections; read it instead")
-        if node_id == self.cursor:
-            raise InvalidAction(f"node {node_id} is already open")
-        return self._move(node_id, "open", {"node_id": node_id}, f"Opened {self._name(node_id)}.")
+    def _open(self, doc_id: str, node_id: str) -> ToolResult:
+        target = self._target(node_id, "open")
+        if not self.tree.nodes[target]["nodes"]:
+            raise InvalidAction(f"node {target} has no subsections; read it instead")
+        if target == self.cursor:
+            raise InvalidAction(f"node {target} is already open")
+        return self._move(target, f"Opened {self._name(target)}.")
 
-    def _back(self) -> str:
+    def _back(self, doc_id: str) -> ToolResult:
         if self.cursor is None:
             raise InvalidAction("you are at the top level already")
         parent = self.tree.parents[self.cursor]
         where = "the top level" if parent is None else self._name(parent)
-        return self._move(parent, "back", {"node_id": parent}, f"Back at {where}.")
+        return self._move(parent, f"Back at {where}.")
 
-    def _jump(self, ref: str) -> str:
-        if not ref:
-            raise InvalidAction('"jump" needs a "ref" such as "Appendix B"')
-        node_id = next((i for r, i in self.referenced.items() if r.lower() == ref.lower()), None)
-        named = find_references(ref)
+    def _jump(self, doc_id: str, ref: str) -> ToolResult:
+        wanted = ref.strip()
+        node_id = next((i for r, i in self.referenced.items() if r.lower() == wanted.lower()), None)
+        named = find_references(wanted)
         if node_id is None and named:
             node_id = resolve_reference(self.tree, named[0])
         if node_id is None:
             known = ", ".join(self.referenced) or "none yet"
             raise InvalidAction(
-                f"no section of this document matches {ref!r} (references found so far: {known})"
+                f"no section of this document matches {wanted!r} (references found so far: {known})"
             )
-        args = {"ref": ref, "node_id": node_id}
-        return self._move(node_id, "jump", args, f"Jumped to {self._name(node_id)} ({ref}).")
+        return self._move(node_id, f"Jumped to {self._name(node_id)} ({wanted}).")
 
-    def _move(self, node_id: str | None, kind: str, args: dict[str, Any], note: str) -> str:
+    def _move(self, node_id: str | None, note: str) -> ToolResult:
+        """The cursor moved: the model is told where it is (and sees the outline next)."""
         self.cursor = node_id
-        outline = self.outline()
-        self.recorder.record(1, f"pageindex_{kind}", {"doc_id": self.tree.doc_id, **args}, outline)
-        return note
+        return ToolResult(note, doc_id=self.tree.doc_id, details={"node_id": node_id})
 
-    def _read(self, node_id: str) -> str:
-        if node_id in self.read_ids:
-            raise InvalidAction(f"node {node_id} was read already; its text is above")
-        if self.reads_left <= 0:
-            raise InvalidAction("no reads left; answer from what you read")
-        available = self.tree.node_pages(node_id)
-        pages = available[: self.page_cap]
-        passage = self.tree.passage(pages)
-        self.recorder.record(
-            2,
-            "pageindex_read",
-            {"doc_id": self.tree.doc_id, "node_id": node_id, "pages": list(pages)},
-            passage.text,
-            disclosed=passage.disclosed,
-        )
+    def _read(self, doc_id: str, node_id: str) -> ToolResult:
+        target = self._target(node_id, "read")
+        if target in self.read_ids:
+            raise InvalidAction(f"node {target} was read already; its text is above")
+        available = self.tree.node_pages(target)
+        passage = self.tree.passage(available[: self.page_cap])
         self.passages.append(passage)
-        self.read_ids.append(node_id)
+        self.read_ids.append(target)
         new = offered_references(self.tree, passage.text, self.read_pages)
         self.referenced.update({r: i for r, i in new.items() if r not in self.referenced})
-        return self._read_text(node_id, passage, len(available), new)
+        return ToolResult(
+            self._read_text(target, passage, len(available), new),
+            doc_id=self.tree.doc_id,
+            pages=list(passage.pages),
+            passages=(passage,),
+        )
 
     def _read_text(
         self, node_id: str, passage: Passage, available: int, refs: dict[str, str]
@@ -476,12 +536,25 @@ class TreeSearch:
         found = "".join(f"\nReferenced: {r} → {self._name(i)}" for r, i in refs.items())
         return f"Read {self._name(node_id)}{cut}:\n\n{pages or '(no pages)'}{found}"
 
-    def _answer(self, text: str) -> str:
+    def _answer(self, doc_id: str, answer: str) -> ToolResult:
         if not self.read_ids:
             raise InvalidAction("read at least one section before answering")
-        self.answer = text or None
+        self.answer = answer or None
         self.done = True
-        return ""
+        return ToolResult("", doc_id=doc_id)
+
+
+def _action_tool(schema: type[ToolArgs], run: Callable[..., ToolResult]) -> Tool:
+    """An action as the engine runs it: an action that cannot be carried out is the
+    instructive error the model gets back."""
+
+    def carried_out(**args: Any) -> ToolResult:
+        try:
+            return run(**args)
+        except InvalidAction as exc:
+            return failure(str(exc))
+
+    return Tool(schema, carried_out)
 
 
 # -- who chooses the actions ---------------------------------------------------------------------
@@ -573,8 +646,17 @@ def doc_scores(hits: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(scored, key=lambda item: -item[1])
 
 
+class docscore_select(ToolArgs):
+    """The documents whose top passages for a query score best by DocScore (layer 0)."""
+
+    layer = 0
+
+    query: str = Field(min_length=1, description="What the documents should answer.")
+
+
 def select_documents(request: StrategyRequest, doc_ids: list[str]) -> list[str]:
-    """The TOP_DOCUMENTS best documents by DocScore, recorded as one layer-0 step.
+    """The TOP_DOCUMENTS best documents by DocScore, chosen through one ``docscore_select``
+    call.
 
     The passages come from the flat ``dense`` store ranked by cosine: DocScore adds chunk scores,
     which needs scores on an absolute scale (a fused rank score would turn the sum into a hit
@@ -582,22 +664,26 @@ def select_documents(request: StrategyRequest, doc_ids: list[str]) -> list[str]:
     """
     from tools.passages import PassageSearch
 
-    search = PassageSearch(request.catalog, DOC_SCHEME)
-    hits = search.search(request.question, doc_ids, CHUNK_HITS, method="dense")
-    ranked = doc_scores((hit.chunk.doc_id, hit.score) for hit in hits)
-    chosen = ranked[:TOP_DOCUMENTS]
-    request.recorder.record(
-        0,
-        "docscore_select",
-        {
-            "query": request.question,
-            "scheme": DOC_SCHEME,
-            "chunks": len(hits),
-            "selected": {doc_id: round(score, 4) for doc_id, score in chosen},
-        },
-        "\n".join(f"{doc_id} DocScore {score:.4f}" for doc_id, score in ranked),
-    )
-    return [doc_id for doc_id, _ in chosen]
+    chosen: list[str] = []
+
+    def select(query: str) -> ToolResult:
+        hits = PassageSearch(request.catalog, DOC_SCHEME).search(
+            query, doc_ids, CHUNK_HITS, method="dense"
+        )
+        ranked = doc_scores((hit.chunk.doc_id, hit.score) for hit in hits)
+        chosen.extend(doc_id for doc_id, _ in ranked[:TOP_DOCUMENTS])
+        return ToolResult(
+            "\n".join(f"{doc_id} DocScore {score:.4f}" for doc_id, score in ranked),
+            details={
+                "scheme": DOC_SCHEME,
+                "chunks": len(hits),
+                "selected": {d: round(score, 4) for d, score in ranked[:TOP_DOCUMENTS]},
+            },
+        )
+
+    engine = request.engine([Tool(docscore_select, select)], max_calls=1)
+    engine.call("docscore_select", {"query": request.question})
+    return chosen
 
 
 # -- the run -------------------------------------------------------------------------------------

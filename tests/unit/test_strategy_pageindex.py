@@ -252,6 +252,7 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
         (2, "pageindex_read", True),
         (1, "pageindex_jump", True),
         (2, "pageindex_read", True),
+        (1, "pageindex_answer", True),
     ]
     reads = [s for s in request.recorder.steps if s["tool"] == "pageindex_read"]
     assert [s["pages"] for s in reads] == [[2, 3], [6, 7, 8]]
@@ -401,8 +402,8 @@ def test_corpus_mode_selects_by_docscore_and_merges_searches_in_rank_order(
     steps = request.recorder.steps
     assert [s["seq"] for s in steps] == list(range(1, len(steps) + 1))
     assert (steps[0]["layer"], steps[0]["tool"]) == (0, "docscore_select")
-    assert list(steps[0]["args"]["selected"]) == [LOAN, OTHER]
-    assert [s["doc_id"] for s in steps[1:]] == [LOAN] * 3 + [OTHER] * 2
+    assert list(steps[0]["details"]["selected"]) == [LOAN, OTHER]
+    assert [s["doc_id"] for s in steps[1:]] == [LOAN] * 4 + [OTHER] * 3
     assert request.recorder.pages_read == {LOAN: [6, 7, 8], OTHER: [1, 2]}
     assert request.recorder.usage.model_calls == 3 + 2 + 1
     assert MERGED_NOTE in str(model.seen[0][1].content)
@@ -423,6 +424,7 @@ def test_offline_walker_descends_reads_follows_a_reference_and_answers(catalog: 
         (2, "pageindex_read", True),
         (1, "pageindex_jump", True),
         (2, "pageindex_read", True),
+        (1, "pageindex_answer", True),
     ]
     assert request.recorder.steps[1]["args"]["node_id"] == "0001"
     assert request.recorder.steps[3]["args"]["ref"] == "Appendix G"

@@ -48,7 +48,7 @@ def test_no_vector_starts_from_every_tree_and_refuses_search(library: Path) -> N
     )
     first, second = final["trajectory"][:2]
     assert (first["tool"], first["layer"]) == ("get_document_tree", 1)
-    assert first["args"] == {"doc_id": "*"}
+    assert first["args"] == {"doc_id": DOC} and first["doc_id"] == DOC
     assert first["payload_tokens"] > 0
     question = next(m for m in model.seen[0] if isinstance(m, HumanMessage))
     assert "2 Results" in str(question.content)  # the tree is in the first message
