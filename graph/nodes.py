@@ -109,15 +109,19 @@ def prepare(
         "tool_runs": {},
         "passages": [],
     }
-    return Command(goto=_first_node(context), update=update)
+    return Command(goto=_first_node(context, doc_ids), update=update)
 
 
-def _first_node(context: AgentContext) -> Literal["model_turn", "tool_loop", "strategy"]:
-    """The agent loop; a strategy's tool loop when it declares one and a model is configured;
-    else the strategy's runner."""
+def _first_node(
+    context: AgentContext, doc_ids: list[str]
+) -> Literal["model_turn", "tool_loop", "strategy"]:
+    """The agent loop; a strategy's tool loop when it declares one, a model is configured and
+    the run's documents suit the loop; else the strategy's runner."""
     if context.uses_agent_loop:
         return "model_turn"
-    if strategy_spec(context.strategy).tool_loop and configured_model(context) is not None:
+    spec = strategy_spec(context.strategy)
+    suits = not spec.loop_for_one_document or len(doc_ids) == 1
+    if spec.tool_loop and suits and configured_model(context) is not None:
         return "tool_loop"
     return "strategy"
 

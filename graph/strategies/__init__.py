@@ -29,6 +29,9 @@ class StrategySpec:
     """``module:function`` giving the tools, budget and prompt of a strategy whose model calls
     its own tools: with a model it runs as the graph's ``tool_loop`` subgraph, one checkpointed
     step per model turn and per batch of calls (offline, its runner's fixed policy runs)."""
+    loop_for_one_document: bool = False
+    """True: the tool loop runs only when the run is restricted to one document (several
+    documents run through the runner, which may run one loop per document)."""
     chunk_scheme: str | None = None
     """The chunk store (``store.chunks``) it searches, built per document on first use."""
     disabled_tools: frozenset[str] = frozenset()
@@ -69,6 +72,8 @@ STRATEGY_SPECS: tuple[StrategySpec, ...] = (
         "pageindex",
         "PageIndex-style tree search: one validated action per turn over an outline",
         runner="graph.strategies.pageindex:run",
+        tool_loop="graph.strategies.pageindex:declared_loop",
+        loop_for_one_document=True,
         chunk_scheme="dense",
     ),
     StrategySpec(

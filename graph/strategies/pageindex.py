@@ -25,23 +25,20 @@ question, and answers with the extractive reader.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
 from graph.recorder import Recorder
+from graph.state import Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
+from graph.strategies.tool_loop import ToolLoop, fresh_request, run_tool_loop
 from graph.tool_engine import ToolEngine
-from store.chat import ModelCallError
 from store.text import SKIP_SECTIONS, content_words
 from store.types import TreeNode
 from tools.formatting import CITATION_FORMAT, format_citation, node_page_label
@@ -58,20 +55,16 @@ SUMMARY_WORDS = 18
 OFFLINE_FOLLOWS = 1  # cross-references the offline walker follows after its first read
 
 ACTIONS = ("open", "read", "back", "jump", "answer")
-ACTION_LAYER = {"read": 2}  # every other action moves through the structure (layer 1)
 
-NAVIGATE_PROMPT = (
-    """You answer a question from one document by moving through its table of
-contents. Each turn shows the outline (top-level sections always, the sections on your path
-expanded), what you have read, cross-references found in it, and the budget left.
-Reply with exactly one JSON object:
-{"action": "open", "node_id": "0003"}   show a section's subsections
-{"action": "read", "node_id": "0003"}   read a section's pages (any section shown, or referenced)
-{"action": "back"}                      go up one level
-{"action": "jump", "ref": "Appendix B"} go to the section a cross-reference names
-{"action": "answer", "answer": "..."}   answer from what you read
-Titles and summaries only point the way: read before answering. After each claim cite the page
-it comes from as the page header shows it: """
+LOOP_PROMPT = (
+    """You answer a question from one document by moving through its table of contents
+with the tools. Every tool result ends with the outline (top-level sections always, the
+sections on your path expanded), what you have read, the cross-references found in it, and the
+budget left. pageindex_open shows a section's subsections, pageindex_read reads a section's
+pages (any section shown, or referenced), pageindex_back goes up one level, pageindex_jump goes
+to the section a cross-reference names. Titles and summaries only point the way: read before
+answering. When what you read answers the question, reply with the answer and no tool call,
+citing after each claim the page it comes from as the page header shows it: """
     + CITATION_FORMAT
     + "."
 )
@@ -79,7 +72,7 @@ it comes from as the page header shows it: """
 
 MERGED_NOTE = (
     "Other documents are searched as well and one answer over everything read is written "
-    'afterwards: once this document has given what it can, reply {"action": "answer"}.'
+    "afterwards: once this document has given what it can, reply without a tool call."
 )
 
 
@@ -250,29 +243,6 @@ def offered_references(tree: DocumentTree, text: str, read_pages: set[int]) -> d
     return offered
 
 
-def json_values(text: str, openers: str = "{") -> Iterator[Any]:
-    """The JSON values embedded in a reply, in order: one per opening character in ``openers``
-    where a valid value starts (prose or fences around them are tolerated, since models add
-    them)."""
-    decoder = json.JSONDecoder()
-    for match in re.finditer(f"[{re.escape(openers)}]", text):
-        try:
-            yield decoder.raw_decode(text, match.start())[0]
-        except json.JSONDecodeError:
-            continue
-
-
-def parse_action(text: str) -> dict[str, Any]:
-    """The first JSON object with an "action" field in a reply."""
-    for value in json_values(text):
-        if isinstance(value, dict) and "action" in value:
-            return value
-    raise InvalidAction(
-        'the reply holds no JSON object with an "action" field; reply with one object, '
-        'e.g. {"action": "read", "node_id": "0003"}'
-    )
-
-
 # -- the actions as tools --------------------------------------------------------------------------
 class pageindex_outline(ToolArgs):
     """The outline the search starts from (layer 1)."""
@@ -287,7 +257,6 @@ class pageindex_open(ToolArgs):
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
     node_id: str = Field(description="A section the outline or a cross-reference shows.")
 
 
@@ -296,7 +265,6 @@ class pageindex_read(ToolArgs):
 
     layer = 2
 
-    doc_id: str = Field(description="The document searched.")
     node_id: str = Field(description="A section the outline or a cross-reference shows.")
 
 
@@ -305,15 +273,12 @@ class pageindex_back(ToolArgs):
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
-
 
 class pageindex_jump(ToolArgs):
     """Go to the section a cross-reference names, e.g. "Appendix B" (layer 1)."""
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
     ref: str = Field(min_length=1, description="The cross-reference as written.")
 
 
@@ -322,15 +287,25 @@ class pageindex_answer(ToolArgs):
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
     answer: str = Field(default="", description="The answer, with citations.")
 
 
 # -- one document's search -----------------------------------------------------------------------
+MODEL_ACTIONS = ("pageindex_open", "pageindex_read", "pageindex_back", "pageindex_jump")
+"""The actions a model takes as tool calls (it answers by replying without one)."""
+
+
 @dataclass
 class TreeSearch:
     """The state of one document's search: cursor, what was read, the references found in it,
-    the budget, and its own log of steps (merged into the run's trajectory afterwards)."""
+    and the log its actions are recorded in (merged into the run's trajectory afterwards).
+
+    Every action is a tool call through the tool engine, so it is budgeted, refused with an
+    instructive error when it cannot be carried out, and recorded: the offline walker calls
+    them on the search's own engine (the opening outline one more than MAX_STEPS); a model calls
+    them in the checkpointed tool loop (:meth:`loop`), where the search is rebuilt at every step
+    by replaying the actions recorded since its outline (:meth:`replay`).
+    """
 
     tree: DocumentTree
     question: str
@@ -343,26 +318,24 @@ class TreeSearch:
     merged: bool = False  # one of several searches whose reading is answered together
     answer: str | None = None
     done: bool = False
-    failure: str | None = None
 
     def __post_init__(self) -> None:
-        """Every action is a call through the tool engine (the opening outline one more than
-        MAX_STEPS): budgeted, refused when it cannot be carried out, recorded in order."""
-        actions: dict[type[ToolArgs], Callable[..., ToolResult]] = {
-            pageindex_outline: self._outline,
-            pageindex_open: self._open,
-            pageindex_read: self._read,
-            pageindex_back: self._back,
-            pageindex_jump: self._jump,
-            pageindex_answer: self._answer,
+        self.runs: dict[str, Callable[..., ToolResult]] = {
+            "pageindex_outline": self._outline,
+            "pageindex_open": self._open,
+            "pageindex_read": self._read,
+            "pageindex_back": self._back,
+            "pageindex_jump": self._jump,
+            "pageindex_answer": self._answer,
         }
-        tools = [_action_tool(schema, run) for schema, run in actions.items()]
+        tools = [self._tool(schema) for schema in ACTION_SCHEMAS]
         self.engine = ToolEngine(tools, MAX_STEPS + 1, self.recorder, layer=1)
+        self.pending = 0  # an action being carried out in the loop, not yet recorded
 
     @property
     def steps(self) -> int:
-        """Actions taken so far, valid or not (the opening outline is not one)."""
-        return max(0, self.engine.used - 1)
+        """Actions taken since the outline, valid or not (the outline is not one)."""
+        return len(self._since_outline()) + self.pending
 
     @property
     def reads_left(self) -> int:
@@ -370,9 +343,8 @@ class TreeSearch:
 
     @property
     def over(self) -> bool:
-        """No further step: answered, failed, or a budget is spent."""
-        spent = self.steps >= MAX_STEPS or self.reads_left <= 0
-        return self.done or spent or self.failure is not None
+        """No further step: answered, or a budget is spent."""
+        return self.done or self.steps >= MAX_STEPS or self.reads_left <= 0
 
     @property
     def read_pages(self) -> set[int]:
@@ -401,7 +373,7 @@ class TreeSearch:
         return "\n".join(lines)
 
     def view(self) -> str:
-        """What the model sees each turn: outline, reads, cross-references, budget."""
+        """What the model sees after every action: outline, reads, cross-references, budget."""
         tree = self.tree
         here = "the top level" if self.cursor is None else self._name(self.cursor)
         read = "; ".join(self._name(i) for i in self.read_ids) or "nothing yet"
@@ -413,7 +385,7 @@ class TreeSearch:
             *([f"Cross-references in what you read: {refs}"] if refs else []),
             *([MERGED_NOTE] if self.merged else []),
             f"Budget: {MAX_STEPS - self.steps} of {MAX_STEPS} steps and {self.reads_left} of "
-            f"{MAX_READS} reads left. Reply with one JSON action.",
+            f"{MAX_READS} reads left. Call one tool, or answer.",
         ]
         return "\n\n".join(parts)
 
@@ -421,39 +393,62 @@ class TreeSearch:
         node = self.tree.nodes[node_id]
         return f"[{node_id}] {node['title']} ({node_page_label(node)})"
 
+    # -- the loop a model drives ------------------------------------------------------------------
+    def loop(self) -> ToolLoop:
+        """The model's tools (open, read, back, jump; each result ends with the view), the step
+        budget and the prompt, for the checkpointed tool loop; the search's outline call opens
+        it the first time."""
+        if not self._outlined():
+            self.start()
+        tools = [self._tool(schema, for_model=True) for schema in ACTION_SCHEMAS[1:5]]
+        return ToolLoop(tools, MAX_STEPS, LOOP_PROMPT, first_message=self.view())
+
+    def replay(self) -> None:
+        """Rebuild cursor, reads and references from the actions recorded since the outline."""
+        for step in self._since_outline():
+            if step["ok"] and step["tool"] in MODEL_ACTIONS:
+                self.runs[step["tool"]](**step["args"])
+
+    def _outlined(self) -> bool:
+        return any(s["tool"] == "pageindex_outline" for s in self.recorder.steps)
+
+    def _since_outline(self) -> list[Step]:
+        """The search's action steps after its latest outline (a thread's earlier questions
+        searched before it)."""
+        steps = self.recorder.steps
+        starts = [i for i, s in enumerate(steps) if s["tool"] == "pageindex_outline"]
+        since = steps[starts[-1] + 1 :] if starts else []
+        return [s for s in since if s["tool"] in self.runs]
+
     # -- actions ---------------------------------------------------------------------------------
-    def reply(self, text: str) -> str:
-        """Carry out a model's reply; returns the feedback for its next turn."""
-        try:
-            action = parse_action(text)
-        except InvalidAction as exc:
-            args = {"doc_id": self.tree.doc_id, "reply": text.strip()[:200]}
-            return self._feedback(self.engine.call("pageindex_reply", args, str(exc)))
-        return self.act(action)
-
     def act(self, action: dict[str, Any]) -> str:
-        """One action, valid or not, costs a step; an invalid one is recorded with its error."""
+        """One action of the offline walker through the engine; the text it got back."""
         kind = str(action.get("action", "")).strip().lower()
-        args: dict[str, Any] = {"doc_id": self.tree.doc_id}
-        args |= {k: str(action[k])[:100] for k in ("node_id", "ref") if k in action}
-        if kind == "answer":
-            args["answer"] = str(action.get("answer") or "").strip()
-        if kind not in ACTIONS:
-            unknown = f"unknown action {kind!r}; use one of {', '.join(ACTIONS)}"
-            return self._feedback(self.engine.call("pageindex_reply", args, unknown))
-        return self._feedback(self.engine.call(f"pageindex_{kind}", args))
+        args = {k: str(action[k]) for k in ("node_id", "ref", "answer") if k in action}
+        return self.engine.call(f"pageindex_{kind}", args).text
 
-    def _feedback(self, result: ToolResult) -> str:
-        if result.ok:
-            return result.text
-        return f"Invalid reply ({self.steps} of {MAX_STEPS} steps used): {result.error}"
+    def _tool(self, schema: type[ToolArgs], for_model: bool = False) -> Tool:
+        """An action as the engine runs it: an action that cannot be carried out is the
+        instructive error the caller gets back; a model also gets the view after each."""
+        run = self.runs[schema.__name__]
+
+        def carried_out(**args: Any) -> ToolResult:
+            try:
+                result = run(**args)
+            except InvalidAction as exc:
+                return failure(str(exc))
+            if for_model:
+                self.pending = 1
+                result.content = f"{result.text}\n\n{self.view()}".strip()
+                self.pending = 0
+            return result
+
+        return Tool(schema, carried_out, limit=MAX_READS if schema is pageindex_read else None)
 
     def _outline(self, doc_id: str) -> ToolResult:
         return ToolResult(self.view(), doc_id=doc_id)
 
-    def _target(self, node_id: str | None, kind: str) -> str:
-        if not node_id:
-            raise InvalidAction(f'"{kind}" needs a "node_id" from the outline')
+    def _target(self, node_id: str, kind: str) -> str:
         found = self.tree.find(node_id)
         if found is None:
             raise InvalidAction(f"there is no node {node_id!r} in this document")
@@ -471,7 +466,7 @@ class TreeSearch:
         expanded = parent is None or parent in self.tree.path(self.cursor)
         return expanded or node_id in self.referenced.values()
 
-    def _open(self, doc_id: str, node_id: str) -> ToolResult:
+    def _open(self, node_id: str) -> ToolResult:
         target = self._target(node_id, "open")
         if not self.tree.nodes[target]["nodes"]:
             raise InvalidAction(f"node {target} has no subsections; read it instead")
@@ -479,14 +474,14 @@ class TreeSearch:
             raise InvalidAction(f"node {target} is already open")
         return self._move(target, f"Opened {self._name(target)}.")
 
-    def _back(self, doc_id: str) -> ToolResult:
+    def _back(self) -> ToolResult:
         if self.cursor is None:
             raise InvalidAction("you are at the top level already")
         parent = self.tree.parents[self.cursor]
         where = "the top level" if parent is None else self._name(parent)
         return self._move(parent, f"Back at {where}.")
 
-    def _jump(self, doc_id: str, ref: str) -> ToolResult:
+    def _jump(self, ref: str) -> ToolResult:
         wanted = ref.strip()
         node_id = next((i for r, i in self.referenced.items() if r.lower() == wanted.lower()), None)
         named = find_references(wanted)
@@ -500,14 +495,16 @@ class TreeSearch:
         return self._move(node_id, f"Jumped to {self._name(node_id)} ({wanted}).")
 
     def _move(self, node_id: str | None, note: str) -> ToolResult:
-        """The cursor moved: the model is told where it is (and sees the outline next)."""
+        """The cursor moved: the caller is told where it is."""
         self.cursor = node_id
         return ToolResult(note, doc_id=self.tree.doc_id, details={"node_id": node_id})
 
-    def _read(self, doc_id: str, node_id: str) -> ToolResult:
+    def _read(self, node_id: str) -> ToolResult:
         target = self._target(node_id, "read")
         if target in self.read_ids:
             raise InvalidAction(f"node {target} was read already; its text is above")
+        if self.reads_left <= 0:
+            raise InvalidAction("no reads left; answer from what you read")
         available = self.tree.node_pages(target)
         passage = self.tree.passage(available[: self.page_cap])
         self.passages.append(passage)
@@ -536,41 +533,25 @@ class TreeSearch:
         found = "".join(f"\nReferenced: {r} → {self._name(i)}" for r, i in refs.items())
         return f"Read {self._name(node_id)}{cut}:\n\n{pages or '(no pages)'}{found}"
 
-    def _answer(self, doc_id: str, answer: str) -> ToolResult:
+    def _answer(self, answer: str = "") -> ToolResult:
         if not self.read_ids:
             raise InvalidAction("read at least one section before answering")
         self.answer = answer or None
         self.done = True
-        return ToolResult("", doc_id=doc_id)
+        return ToolResult("", doc_id=self.tree.doc_id)
 
 
-def _action_tool(schema: type[ToolArgs], run: Callable[..., ToolResult]) -> Tool:
-    """An action as the engine runs it: an action that cannot be carried out is the
-    instructive error the model gets back."""
-
-    def carried_out(**args: Any) -> ToolResult:
-        try:
-            return run(**args)
-        except InvalidAction as exc:
-            return failure(str(exc))
-
-    return Tool(schema, carried_out)
+ACTION_SCHEMAS: tuple[type[ToolArgs], ...] = (
+    pageindex_outline,
+    pageindex_open,
+    pageindex_read,
+    pageindex_back,
+    pageindex_jump,
+    pageindex_answer,
+)
 
 
 # -- who chooses the actions ---------------------------------------------------------------------
-def search_with_model(search: TreeSearch, model: BaseChatModel) -> None:
-    """The model chooses each action; every reply and its feedback stay in the conversation."""
-    messages: list[BaseMessage] = [SystemMessage(NAVIGATE_PROMPT), HumanMessage(search.start())]
-    while not search.over:
-        try:
-            reply = search.recorder.ask(model, messages)
-        except ModelCallError as exc:
-            search.failure = exc.reason
-            return
-        feedback = search.reply(reply.text)
-        messages += [reply, HumanMessage(f"{feedback}\n\n{search.view()}".strip())]
-
-
 def search_offline(search: TreeSearch) -> None:
     """The deterministic walker of the module docstring chooses each action."""
     search.start()
@@ -687,6 +668,23 @@ def select_documents(request: StrategyRequest, doc_ids: list[str]) -> list[str]:
 
 
 # -- the run -------------------------------------------------------------------------------------
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The tool loop of a single-document search driven by a model (the graph's ``tool_loop``
+    node): the search is rebuilt from the trajectory at every step."""
+    (doc_id,) = request.scoped_doc_ids()[:1] or [""]
+    return document_search(request, doc_id).loop()
+
+
+def document_search(request: StrategyRequest, doc_id: str, merged: bool = False) -> TreeSearch:
+    """A document's search over the request's recorder, replayed to where it stands."""
+    tree = DocumentTree.load(request, doc_id)
+    search = TreeSearch(
+        tree, request.question, request.context.page_cap, request.recorder, merged=merged
+    )
+    search.replay()
+    return search
+
+
 def run(request: StrategyRequest) -> StrategyOutcome:
     """Tree search in the one document in scope, or in the best few of several."""
     doc_ids = request.scoped_doc_ids()
@@ -698,37 +696,61 @@ def run(request: StrategyRequest) -> StrategyOutcome:
         return StrategyOutcome(
             "", status="failed", detail="no passage of the documents in scope matched"
         )
-    trees = [DocumentTree.load(request, doc_id) for doc_id in chosen]
-    searches = search_documents(request, trees)
-    return conclude(request, searches, single)
+    if request.model is None:
+        return conclude(request, search_offline_documents(request, chosen), single)
+    if single:
+        return run_tool_loop(request, lambda step: document_search(step, chosen[0]).loop())
+    return search_with_model(request, chosen)
 
 
-def search_documents(request: StrategyRequest, trees: list[DocumentTree]) -> list[TreeSearch]:
-    """One search per document, concurrently, merged into the trajectory in the given order."""
-    merged = len(trees) > 1
+def search_offline_documents(request: StrategyRequest, doc_ids: list[str]) -> list[TreeSearch]:
+    """The offline walker in each document, merged into the trajectory in the given order."""
     searches = [
-        TreeSearch(t, request.question, request.context.page_cap, merged=merged) for t in trees
+        TreeSearch(
+            DocumentTree.load(request, doc_id),
+            request.question,
+            request.context.page_cap,
+            merged=len(doc_ids) > 1,
+        )
+        for doc_id in doc_ids
     ]
-    drive: Callable[[TreeSearch], None] = (
-        search_offline if request.model is None else partial(search_with_model, model=request.model)
-    )
-    if len(searches) == 1:
-        drive(searches[0])
-    else:
-        with ThreadPoolExecutor(max_workers=len(searches)) as pool:
-            list(pool.map(drive, searches))
+    with ThreadPoolExecutor(max_workers=len(searches)) as pool:
+        list(pool.map(search_offline, searches))
     for search in searches:
         request.recorder.absorb(search.recorder)
     return searches
 
 
-def conclude(request: StrategyRequest, searches: list[TreeSearch], single: bool) -> StrategyOutcome:
-    """The model's own answer (one document), else one answer call over every page read."""
+def search_with_model(request: StrategyRequest, doc_ids: list[str]) -> StrategyOutcome:
+    """One model-driven tool loop per document, concurrently, each with a log of its own,
+    merged into the trajectory in the given order; then one answer over everything read."""
+
+    def search(doc_id: str) -> tuple[StrategyRequest, StrategyOutcome]:
+        own = fresh_request(request)
+        loop = run_tool_loop(own, lambda step: document_search(step, doc_id, merged=True).loop())
+        return own, loop
+
+    with ThreadPoolExecutor(max_workers=len(doc_ids)) as pool:
+        done = list(pool.map(search, doc_ids))
+    searches = []
+    for doc_id, (own, _) in zip(doc_ids, done, strict=True):
+        searches.append(document_search(own, doc_id, merged=True))
+        request.recorder.absorb(own.recorder)
+    failed = next((loop.detail for _, loop in done if loop.status == "failed"), None)
+    return conclude(request, searches, single=False, failure=failed)
+
+
+def conclude(
+    request: StrategyRequest,
+    searches: list[TreeSearch],
+    single: bool,
+    failure: str | None = None,
+) -> StrategyOutcome:
+    """The walker's own answer (one document), else one answer call over every page read."""
     if single and searches[0].answer:
         return StrategyOutcome(searches[0].answer)
     passages = [passage for search in searches for passage in search.passages]
     if passages:
         return answer_from_passages(request, passages)
-    failure = next((s.failure for s in searches if s.failure), None)
     why = failure or f"the tree search read no section within {MAX_STEPS} steps"
     return StrategyOutcome("", status="failed", detail=why)

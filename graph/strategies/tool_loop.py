@@ -66,6 +66,8 @@ class ToolLoop:
     tools: Sequence[Tool]
     max_calls: int
     system_prompt: str
+    first_message: str = ""
+    """The opening user message (default: the question)."""
 
     def engine(
         self,
@@ -216,17 +218,17 @@ def loop_graph(
 
 
 def _opening(step: _Step) -> list[AnyMessage]:
-    return [
-        SystemMessage(step.loop.system_prompt),
-        HumanMessage(f"Question: {step.request.question}"),
-    ]
+    first = step.loop.first_message or f"Question: {step.request.question}"
+    return [SystemMessage(step.loop.system_prompt), HumanMessage(first)]
 
 
-def run_tool_loop(request: StrategyRequest, loop: ToolLoop) -> StrategyOutcome:
+def run_tool_loop(request: StrategyRequest, loop: ToolLoop | LoopFactory) -> StrategyOutcome:
     """Run the loop graph for ``request`` (whose model calls the tools) and fold its steps,
-    pages and usage into the request's recorder."""
+    pages and usage into the request's recorder; ``loop`` is the declared loop, or a factory
+    that rebuilds it from each step's request (a loop whose tools keep state to replay)."""
     recorder = request.recorder
-    graph = loop_graph(lambda _state, _runtime: _fresh(request), lambda _request: loop)
+    make_loop: LoopFactory = loop if callable(loop) else (lambda _request: loop)
+    graph = loop_graph(lambda _state, _runtime: fresh_request(request), make_loop)
     final = graph.invoke(
         {
             "question": request.question,
@@ -247,7 +249,7 @@ def run_tool_loop(request: StrategyRequest, loop: ToolLoop) -> StrategyOutcome:
     )
 
 
-def _fresh(request: StrategyRequest) -> StrategyRequest:
+def fresh_request(request: StrategyRequest) -> StrategyRequest:
     """The request with a recorder of its own for one step (the state holds what it records)."""
     return StrategyRequest(
         question=request.question,

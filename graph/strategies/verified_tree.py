@@ -29,8 +29,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
-from graph.strategies.pageindex import DocumentTree, json_values, node_line
-from store.chat import ModelCallError
+from graph.strategies.pageindex import DocumentTree, node_line
+from store.chat import ModelCallError, json_values
 from store.text import SKIP_SECTIONS, content_words
 from tools.results import Passage, Tool, ToolResult, failure
 from tools.schemas import ToolArgs

@@ -26,10 +26,10 @@ from graph.strategies.pageindex import (
     doc_scores,
     find_references,
     offered_references,
-    parse_action,
     resolve_reference,
     title_label,
 )
+from graph.strategies.tool_loop import EXTRA_TURNS
 from store.catalog import Catalog
 from store.library import Library, write_json
 from tests.trees import node
@@ -107,33 +107,45 @@ def request_for(
 
 
 class ScriptedNavigator(BaseChatModel):
-    """Replies per document and turn (so concurrent searches stay deterministic); the final
-    answer call gets ``final``. Keeps every prompt it saw."""
+    """Replies per document and turn (so concurrent searches stay deterministic): a tool call
+    or the answer text; the final answer call gets ``final``. Keeps every prompt it saw and
+    the tools it was offered."""
 
-    script: dict[str, list[str]]
+    script: dict[str, list[AIMessage]]
     final: str = FINAL
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    bound: list[Any] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
         return "scripted-navigator"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedNavigator:  # type: ignore[override]
+        self.bound = list(tools)
+        return self
 
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
         self.seen.append(list(messages))
         if messages[0].content == ANSWER_PROMPT:
-            text = self.final
+            reply = AIMessage(self.final)
         else:
             doc_id = next(d for d in self.script if f"({d})" in str(messages[1].content))
             turn = sum(isinstance(m, AIMessage) for m in messages)
             replies = self.script[doc_id]
-            text = replies[turn] if turn < len(replies) else '{"action": "back"}'
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+            reply = replies[turn] if turn < len(replies) else act("back")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
-def act(**fields: Any) -> str:
-    return json.dumps(fields)
+def act(action: str, **args: Any) -> AIMessage:
+    """A turn that calls one of the search's tools."""
+    call = {"name": f"pageindex_{action}", "args": args, "id": "c1", "type": "tool_call"}
+    return AIMessage("", tool_calls=[call])
+
+
+def answer(text: str) -> AIMessage:
+    return AIMessage(text)
 
 
 def loan_tree() -> DocumentTree:
@@ -203,15 +215,6 @@ def test_offered_references_skip_sections_already_read() -> None:
     }
 
 
-def test_parse_action_tolerates_prose_and_explains_failures() -> None:
-    assert parse_action('Sure: {"action": "read", "node_id": "0002"} done') == {
-        "action": "read",
-        "node_id": "0002",
-    }
-    with pytest.raises(ValueError, match='"action" field'):
-        parse_action('{"node_id": "0002"}')
-
-
 # -- DocScore ------------------------------------------------------------------------------------
 def test_doc_scores_by_hand() -> None:
     hits = [("a", 0.9), ("b", 0.8), ("a", 0.7), ("c", 0.5), ("a", 0.6)]
@@ -234,11 +237,11 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
     model = ScriptedNavigator(
         script={
             LOAN: [
-                act(action="open", node_id="0001"),
-                act(action="read", node_id="0002"),
-                act(action="jump", ref="Appendix G"),
-                act(action="read", node_id="0004"),
-                act(action="answer", answer=FINAL),
+                act("open", node_id="0001"),
+                act("read", node_id="0002"),
+                act("jump", ref="Appendix G"),
+                act("read", node_id="0004"),
+                answer(FINAL),
             ]
         }
     )
@@ -252,8 +255,9 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
         (2, "pageindex_read", True),
         (1, "pageindex_jump", True),
         (2, "pageindex_read", True),
-        (1, "pageindex_answer", True),
     ]
+    offered = [spec["function"]["name"] for spec in model.bound]
+    assert offered == ["pageindex_open", "pageindex_read", "pageindex_back", "pageindex_jump"]
     reads = [s for s in request.recorder.steps if s["tool"] == "pageindex_read"]
     assert [s["pages"] for s in reads] == [[2, 3], [6, 7, 8]]
     assert request.recorder.pages_read == {LOAN: [2, 3, 6, 7, 8]}
@@ -263,20 +267,19 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
     assert request.recorder.usage.model_calls == 5  # the model's answer needs no extra call
 
 
-def test_bad_replies_cost_a_step_and_say_what_was_wrong(catalog: Catalog) -> None:
+def test_bad_calls_cost_a_step_and_say_what_was_wrong(catalog: Catalog) -> None:
     replies = [
-        "I think section two.",
-        act(action="answer", answer="guess"),
-        act(action="read", node_id="0099"),
-        act(action="read", node_id="0002"),
-        act(action="open", node_id="0000"),
-        act(action="fly"),
-        act(action="back"),
-        act(action="jump", ref="Appendix Z"),
-        act(action="open", node_id="1"),
-        act(action="read", node_id="0002"),
-        act(action="read", node_id="0002"),
-        act(action="answer", answer=FINAL),
+        act("read"),
+        act("read", node_id="0099"),
+        act("read", node_id="0002"),
+        act("open", node_id="0000"),
+        act("fly"),
+        act("back"),
+        act("jump", ref="Appendix Z"),
+        act("open", node_id="1"),
+        act("read", node_id="0002"),
+        act("read", node_id="0002"),
+        answer(FINAL),
     ]
     model = ScriptedNavigator(script={LOAN: replies})
     request = request_for(catalog, model, LOAN)
@@ -284,40 +287,40 @@ def test_bad_replies_cost_a_step_and_say_what_was_wrong(catalog: Catalog) -> Non
 
     errors = [(s["tool"], s["error"]) for s in request.recorder.steps if not s["ok"]]
     assert [tool for tool, _ in errors] == [
-        "pageindex_reply",
-        "pageindex_answer",
+        "pageindex_read",
         "pageindex_read",
         "pageindex_read",
         "pageindex_open",
-        "pageindex_reply",
+        "pageindex_fly",
         "pageindex_back",
         "pageindex_jump",
         "pageindex_read",
     ]
     messages = [error or "" for _, error in errors]
-    assert '"action" field' in messages[0]
-    assert "read at least one section" in messages[1]
-    assert "no node '0099'" in messages[2]
-    assert "not shown from here; open its parent 0001" in messages[3]
-    assert "0000 has no subsections; read it instead" in messages[4]
-    assert "unknown action 'fly'" in messages[5]
-    assert "top level already" in messages[6]
-    assert "matches 'Appendix Z'" in messages[7]
-    assert "0002 was read already" in messages[8]
+    assert "node_id: Field required" in messages[0]
+    assert "no node '0099'" in messages[1]
+    assert "not shown from here; open its parent 0001" in messages[2]
+    assert "0000 has no subsections; read it instead" in messages[3]
+    assert "unknown tool 'pageindex_fly'" in messages[4]
+    assert "top level already" in messages[5]
+    assert "matches 'Appendix Z'" in messages[6]
+    assert "0002 was read already" in messages[7]
     # an unpadded id is understood, and every error reaches the model's next prompt
     assert ("pageindex_open", True) in [(s["tool"], s["ok"]) for s in request.recorder.steps]
-    assert "Invalid reply (3 of 12 steps used)" in str(model.seen[3][-1].content)
+    assert "no node '0099'" in str(model.seen[2][-1].content)
+    assert "Budget: 4 of 12 steps" in str(model.seen[9][-1].content)  # failed calls count
     assert outcome.answer == FINAL
 
 
 def test_step_limit_forces_an_answer_from_what_was_read(catalog: Catalog) -> None:
-    replies = [act(action="read", node_id="0000")] + [act(action="back")] * 20
+    replies = [act("read", node_id="0000")] + [act("back")] * 20
     model = ScriptedNavigator(script={LOAN: replies})
     request = request_for(catalog, model, LOAN)
     outcome = pageindex.run(request)
 
     actions = [s for s in request.recorder.steps if s["tool"] != "pageindex_outline"]
-    assert len(actions) == MAX_STEPS
+    assert len(actions) == MAX_STEPS + EXTRA_TURNS  # the extra turns are refused
+    assert all(not s["ok"] for s in actions[MAX_STEPS:])
     assert model.seen[-1][0].content == ANSWER_PROMPT  # one answer call over what was read
     assert "(Smith et al., 2021, d1, p.1)" in str(model.seen[-1][1].content)
     assert outcome.answer == FINAL
@@ -325,22 +328,23 @@ def test_step_limit_forces_an_answer_from_what_was_read(catalog: Catalog) -> Non
 
 def test_read_limit_ends_the_search_and_long_sections_are_cut(catalog: Catalog) -> None:
     replies = [
-        act(action="read", node_id="0000"),
-        act(action="read", node_id="0004"),
-        act(action="open", node_id="0001"),
-        act(action="read", node_id="0002"),
-        act(action="read", node_id="0003"),
-        act(action="read", node_id="0005"),
+        act("read", node_id="0000"),
+        act("read", node_id="0004"),
+        act("open", node_id="0001"),
+        act("read", node_id="0002"),
+        act("read", node_id="0003"),
+        act("read", node_id="0005"),
+        answer(FINAL),
     ]
     model = ScriptedNavigator(script={LOAN: replies})
     request = request_for(catalog, model, LOAN, page_cap=2)
     pageindex.run(request)
 
     reads = [s for s in request.recorder.steps if s["tool"] == "pageindex_read"]
-    assert len(reads) == MAX_READS
+    assert [s["ok"] for s in reads] == [True] * MAX_READS + [False]
+    assert "at most 4 times" in str(reads[-1]["error"])
     assert reads[1]["pages"] == [6, 7]
     assert "cut to its first 2 of 3 pages" in str(model.seen[2][-1].content)
-    assert model.seen[-1][0].content == ANSWER_PROMPT
 
 
 def test_no_read_and_a_failing_endpoint_fail_clearly(catalog: Catalog) -> None:
@@ -388,12 +392,8 @@ def test_corpus_mode_selects_by_docscore_and_merges_searches_in_rank_order(
     monkeypatch.setattr(tools.passages, "PassageSearch", fake_passage_search(hits))
     model = ScriptedNavigator(
         script={
-            LOAN: [
-                act(action="jump", ref="Appendix G"),
-                act(action="read", node_id="0004"),
-                act(action="answer", answer="a1"),
-            ],
-            OTHER: [act(action="read", node_id="0000"), act(action="answer", answer="a2")],
+            LOAN: [act("jump", ref="Appendix G"), act("read", node_id="0004"), answer("a1")],
+            OTHER: [act("read", node_id="0000"), answer("a2")],
         }
     )
     request = request_for(catalog, model, LOAN, OTHER)
@@ -403,7 +403,7 @@ def test_corpus_mode_selects_by_docscore_and_merges_searches_in_rank_order(
     assert [s["seq"] for s in steps] == list(range(1, len(steps) + 1))
     assert (steps[0]["layer"], steps[0]["tool"]) == (0, "docscore_select")
     assert list(steps[0]["details"]["selected"]) == [LOAN, OTHER]
-    assert [s["doc_id"] for s in steps[1:]] == [LOAN] * 4 + [OTHER] * 3
+    assert [s["doc_id"] for s in steps[1:]] == [LOAN] * 3 + [OTHER] * 2
     assert request.recorder.pages_read == {LOAN: [6, 7, 8], OTHER: [1, 2]}
     assert request.recorder.usage.model_calls == 3 + 2 + 1
     assert MERGED_NOTE in str(model.seen[0][1].content)
@@ -434,7 +434,7 @@ def test_offline_walker_descends_reads_follows_a_reference_and_answers(catalog: 
 
 
 def test_single_document_search_starts_with_the_outline_prompt(catalog: Catalog) -> None:
-    model = ScriptedNavigator(script={LOAN: [act(action="read", node_id="0000")]})
+    model = ScriptedNavigator(script={LOAN: [act("read", node_id="0000"), answer(FINAL)]})
     pageindex.run(request_for(catalog, model, LOAN))
     first = model.seen[0]
     assert isinstance(first[1], HumanMessage)
@@ -443,3 +443,57 @@ def test_single_document_search_starts_with_the_outline_prompt(catalog: Catalog)
     assert "[0002]" not in view  # collapsed until opened
     assert MERGED_NOTE not in view
     assert f"{MAX_STEPS} of {MAX_STEPS} steps and {MAX_READS} of {MAX_READS} reads" in view
+
+
+def test_a_model_s_search_runs_as_checkpointed_turns_of_the_agent_graph(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph import nodes
+    from graph.agent import build_agent_graph
+
+    model = ScriptedNavigator(
+        script={
+            LOAN: [
+                act("open", node_id="0001"),
+                act("read", node_id="0002"),
+                act("jump", ref="Appendix G"),
+                act("read", node_id="0004"),
+                answer(FINAL),
+            ]
+        }
+    )
+    monkeypatch.setattr(nodes, "configured_model", lambda _context: model)
+    saver = InMemorySaver()
+    graph = build_agent_graph().compile(checkpointer=saver)
+    final = graph.invoke(
+        {"question": "What interest rate does the term loan pay?", "doc_ids": [LOAN]},
+        {"configurable": {"thread_id": "t1"}},
+        context=AgentContext(library=str(catalog.library.root), strategy="pageindex"),
+    )
+    assert final["status"] == "answered" and final["answer"].startswith(FINAL)
+    assert [s["tool"] for s in final["trajectory"]] == [
+        "pageindex_outline",
+        "pageindex_open",
+        "pageindex_read",
+        "pageindex_jump",
+        "pageindex_read",
+    ]
+    assert [s["pages"] for s in final["trajectory"] if s["tool"] == "pageindex_read"] == [
+        [2, 3],
+        [6, 7, 8],
+    ]
+    loop = [
+        c.checkpoint["channel_values"]
+        for c in saver.list(None)
+        if c.config["configurable"]["checkpoint_ns"].startswith("tool_loop:")
+    ]
+    # input, start, then one checkpoint per step: four (turn, tools) pairs and the answer
+    assert len(loop) == 2 + 4 * 2 + 1
+    assert sorted(v.get("tool_calls", 0) for v in loop)[-2:] == [4, 4]
+    # every step rebuilt the search from the trajectory: the view after the second read shows
+    # both reads and the cursor the jump left
+    last_view = str(model.seen[-1][-1].content)
+    assert "Read so far: [0002] 2.1 Debt (p.2-3); [0004] Appendix G" in last_view
+    assert "you are at [0004]" in last_view
