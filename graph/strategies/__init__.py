@@ -117,6 +117,7 @@ STRATEGY_SPECS: tuple[StrategySpec, ...] = (
         "search-o1",
         "Search-o1: the model issues searches, notes condense them",
         runner="graph.strategies.search_o1:run",
+        tool_loop="graph.strategies.search_o1:declared_loop",
         chunk_scheme="dense",
     ),
 )

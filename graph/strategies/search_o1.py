@@ -1,11 +1,12 @@
 """Search-o1-style iterative search over flat passages (the ``dense`` chunk store, hybrid).
 
-With a model: the model reasons step by step and asks for a search by writing
-``<search>query</search>``; each search returns the top 5 passages; a separate
-reason-in-documents call condenses them into short cited notes, which go back to the reasoning
-model; it ends by writing ``<answer>…</answer>``. Every model reply is a round, at most 10: a
-reply with neither tag is recorded as a failed step, counts as a round and gets a reminder of
-the format. When the rounds are used up the model is asked once more for its final answer.
+With a model: the model reasons step by step and searches by calling ``search_passages`` with
+one query; each search takes the top 5 passages, and a separate reason-in-documents call
+condenses them into short cited notes, which are what the search returns to the reasoning
+model (the passages' pages become citable). It ends by answering without a tool call. It runs as
+the checkpointed tool loop (``graph.strategies.tool_loop``), one step per turn: at most 10
+searches, then the loop's extra turns and, failing an answer, one answer call over every
+passage the searches returned.
 
 Offline (no model) a deterministic version runs: pseudo-relevance feedback. Round 1 searches
 the question; every later round searches the question plus the 5 most frequent content words
@@ -14,17 +15,16 @@ brings no new passage, or after 10 rounds, and the extractive reader answers fro
 found. It explores the neighbourhood of the question's best passages, not a plan: it is a
 mechanical stand-in for the model's reasoning, labelled as such in the status.
 
-Every search is a layer-0 step disclosing the pages of the passages it returned.
+Every search is a ``search_passages`` call through the tool engine: a layer-0 step disclosing
+the pages of the passages it returned, with the chunks it returned and how many were new.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
 from graph.strategies.base import (
@@ -35,7 +35,7 @@ from graph.strategies.base import (
     passages_result,
 )
 from graph.strategies.dense import PassageSearcher, as_passage
-from store.chat import ModelCallError
+from graph.strategies.tool_loop import CITE_RULE, ToolLoop, run_tool_loop
 from store.text import content_words
 from tools.formatting import CITATION_FORMAT
 from tools.passages import PassageSearch, ScoredChunk
@@ -47,26 +47,13 @@ SEARCH_TOP = 5
 FEEDBACK_WORDS = 5
 OFFLINE_DETAIL = "offline: pseudo-relevance-feedback search, extractive answer"
 REASON_PROMPT = f"""You answer a question about documents you can only see through a search
-engine over their passages. Think step by step. To search, write one query as
-<search>your query</search> and stop; you will get notes from the results inside <notes>.
-You have at most {MAX_ROUNDS} turns. When the notes suffice, write the final answer as
-<answer>…</answer>, citing each claim exactly as the notes cite it:
-{CITATION_FORMAT}."""
+engine over their passages. Think step by step. To search, call search_passages with one
+query; it returns notes on what the best passages say, each with its citation. You have at most
+{MAX_ROUNDS} searches. When the notes suffice, reply with the final answer and no tool call.
+{CITE_RULE}"""
 NOTES_PROMPT = f"""Read the search results for the question and write short notes with only the
 facts that help answer it, each followed by the citation of its passage header exactly as shown:
 {CITATION_FORMAT}. If nothing helps, write: nothing relevant."""
-FORMAT_REMINDER = (
-    "Write either <search>one query</search> or, if you can answer, <answer>…</answer>."
-)
-FINAL_PROMPT = "The search budget is spent. Write your final answer now inside <answer>…</answer>."
-
-
-def tagged(text: str, tag: str) -> str | None:
-    """The stripped content of the first ``<tag>…</tag>`` (an unclosed tag runs to the end)."""
-    match = re.search(rf"<{tag}>(.*?)(?:</{tag}>|$)", text, re.IGNORECASE | re.DOTALL)
-    if match is None:
-        return None
-    return match.group(1).strip() or None
 
 
 @dataclass
@@ -87,44 +74,62 @@ class Found:
 
 
 class search_passages(ToolArgs):
-    """The passages of the run's documents that best match a query, hybrid search (layer 0)."""
+    """Search the passages of the run's documents (words and meaning) for one query; returns
+    short notes on what the best passages say, each with its citation (layer 0)."""
 
     layer = 0
 
-    query: str = Field(min_length=1, description="What to search for.")
-    round: int = Field(ge=1, le=MAX_ROUNDS, description="The reasoning round asking.")
+    query: str = Field(min_length=1, max_length=500, description="One search query.")
+
+
+def chunk_key(hit: ScoredChunk) -> str:
+    return f"{hit.chunk.doc_id}#{hit.chunk.ordinal}"
 
 
 @dataclass
 class Searches:
-    """The strategy's one tool, ``search_passages``, run through the tool engine: every round's
-    search (or its unreadable request) is budgeted, refused or run, and recorded there."""
+    """The strategy's one tool, ``search_passages``, run through the tool engine. With
+    ``notes`` (a model reasons over the results) a search returns the reason-in-documents notes;
+    passages returned by the run's earlier searches (recorded with their steps) are not new."""
 
     request: StrategyRequest
     searcher: PassageSearcher
     doc_ids: list[str]
+    notes: bool = False
     found: Found = field(default_factory=Found)
+    seen: set[str] = field(default_factory=set)
     last: list[ScoredChunk] = field(default_factory=list)
     new: list[ScoredChunk] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.engine = self.request.engine([Tool(search_passages, self._run)], MAX_ROUNDS)
+        if self.notes:  # a loop step: the searches of the steps before it are replayed
+            for step in self.request.recorder.steps:
+                if step["tool"] == "search_passages":
+                    self.seen.update(step.get("details", {}).get("chunks", []))
+        self.engine = self.request.engine([self.tool()], MAX_ROUNDS)
 
-    def _run(self, query: str, round: int) -> ToolResult:
-        self.last = self.searcher.search(query, self.doc_ids, SEARCH_TOP, method="hybrid")
-        self.new = self.found.add(self.last)
-        passages = [as_passage(h) for h in self.last]
-        return passages_result(passages, limit=SEARCH_TOP, new_passages=len(self.new))
+    def tool(self) -> Tool:
+        return Tool(search_passages, self._run)
 
-    def search(self, query: str, round_no: int) -> bool:
+    def search(self, query: str) -> bool:
         """One search; False when the engine refused it (``last`` and ``new`` are then empty)."""
         self.last, self.new = [], []
-        return self.engine.call("search_passages", {"query": query, "round": round_no}).ok
+        return self.engine.call("search_passages", {"query": query}).ok
 
-    def unreadable(self, round_no: int, reply: str) -> None:
-        """A round whose reply asked for no search and gave no answer, recorded as refused."""
-        why = "the reply had neither <search>…</search> nor <answer>…</answer>"
-        self.engine.call("search_passages", {"round": round_no, "reply": reply[:300]}, why)
+    def _run(self, query: str) -> ToolResult:
+        self.last = self.searcher.search(query, self.doc_ids, SEARCH_TOP, method="hybrid")
+        self.found.add(self.last)
+        self.new = [hit for hit in self.last if chunk_key(hit) not in self.seen]
+        self.seen.update(chunk_key(hit) for hit in self.last)
+        result = passages_result(
+            [as_passage(h) for h in self.last],
+            limit=SEARCH_TOP,
+            new_passages=len(self.new),
+            chunks=[chunk_key(hit) for hit in self.last],
+        )
+        if self.notes:
+            result.content = reason_in_documents(self.request, query, self.last)
+        return result
 
 
 # -- offline: pseudo-relevance feedback -----------------------------------------------------------
@@ -141,7 +146,7 @@ def feedback_search(request: StrategyRequest, searches: Searches) -> list[Passag
     asked = set(content_words(request.question))
     query = request.question
     for round_no in range(1, MAX_ROUNDS + 1):
-        searches.search(query, round_no)
+        searches.search(query)
         source = next((k for k in found.hits if k not in used), None)
         if not searches.new or source is None or round_no == MAX_ROUNDS:
             break
@@ -155,9 +160,7 @@ def feedback_search(request: StrategyRequest, searches: Searches) -> list[Passag
 
 
 # -- with a model ---------------------------------------------------------------------------------
-def reason_in_documents(
-    request: StrategyRequest, model: BaseChatModel, query: str, hits: list[ScoredChunk]
-) -> str:
+def reason_in_documents(request: StrategyRequest, query: str, hits: list[ScoredChunk]) -> str:
     """Condense one search's passages into notes for the reasoning model (one model call)."""
     if not hits:
         return "The search returned no passages."
@@ -168,45 +171,27 @@ def reason_in_documents(
         SystemMessage(NOTES_PROMPT),
         HumanMessage(f"Question: {request.question}\nSearch: {query}\n\nResults:\n\n{blocks}"),
     ]
-    return str(request.recorder.ask(model, messages).text).strip()
+    return str(request.recorder.ask(request.model, messages).text).strip()  # type: ignore[arg-type]
 
 
-def model_search(
-    request: StrategyRequest, model: BaseChatModel, searches: Searches
-) -> StrategyOutcome:
-    """Reason → search → notes rounds until an answer or MAX_ROUNDS, then a forced answer."""
-    messages: list[BaseMessage] = [
-        SystemMessage(REASON_PROMPT),
-        HumanMessage(f"Question: {request.question}"),
-    ]
-    for round_no in range(1, MAX_ROUNDS + 1):
-        reply = str(request.recorder.ask(model, messages).text)
-        messages.append(AIMessage(reply))
-        answer = tagged(reply, "answer")
-        if answer:
-            return StrategyOutcome(answer)
-        query = tagged(reply, "search")
-        if query is None:
-            searches.unreadable(round_no, reply)
-            messages.append(HumanMessage(FORMAT_REMINDER))
-            continue
-        searches.search(query, round_no)
-        notes = reason_in_documents(request, model, query, searches.last)
-        messages.append(HumanMessage(f"<notes>\n{notes}\n</notes>"))
-    final = str(request.recorder.ask(model, [*messages, HumanMessage(FINAL_PROMPT)]).text)
-    answer = tagged(final, "answer") or re.sub(r"</?\w+>", "", final).strip()
-    if not answer:
-        return StrategyOutcome("", "failed", "no final answer")
-    return StrategyOutcome(answer)
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The reasoning model's loop over the run's documents (the ``dense`` chunk store)."""
+    searcher = PassageSearch(request.catalog, "dense")
+    return search_loop(request, searcher, request.scoped_doc_ids())
+
+
+def search_loop(
+    request: StrategyRequest, searcher: PassageSearcher, doc_ids: list[str]
+) -> ToolLoop:
+    """The reasoning model's loop: one search tool whose results are notes."""
+    searches = Searches(request, searcher, doc_ids, notes=True)
+    return ToolLoop([searches.tool()], MAX_ROUNDS, REASON_PROMPT)
 
 
 def run(request: StrategyRequest) -> StrategyOutcome:
-    """Search-o1 with a model; the pseudo-relevance-feedback search offline."""
+    """Search-o1 with a model (its tool loop); the pseudo-relevance-feedback search offline."""
+    if request.model is not None:
+        return run_tool_loop(request, declared_loop)
     searches = Searches(request, PassageSearch(request.catalog, "dense"), request.scoped_doc_ids())
-    if request.model is None:
-        outcome = answer_from_passages(request, feedback_search(request, searches))
-        return StrategyOutcome(outcome.answer, "answered", OFFLINE_DETAIL)
-    try:
-        return model_search(request, request.model, searches)
-    except ModelCallError as exc:
-        return StrategyOutcome(answer="", status="failed", detail=exc.reason)
+    outcome = answer_from_passages(request, feedback_search(request, searches))
+    return StrategyOutcome(outcome.answer, "answered", OFFLINE_DETAIL)

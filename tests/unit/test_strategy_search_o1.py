@@ -1,5 +1,5 @@
-"""Search-o1: the reason → search → notes loop with scripted models and a scripted passage search,
-and the offline pseudo-relevance-feedback rounds (no embeddings)."""
+"""Search-o1: the reason → search → notes tool loop with scripted models and a scripted
+passage search, and the offline pseudo-relevance-feedback rounds (no embeddings)."""
 
 from __future__ import annotations
 
@@ -7,142 +7,148 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field, SecretStr
 
+from graph.strategies.base import ANSWER_PROMPT, StrategyOutcome
 from graph.strategies.search_o1 import (
     MAX_ROUNDS,
     NOTES_PROMPT,
+    REASON_PROMPT,
     SEARCH_TOP,
     Searches,
     feedback_search,
     feedback_words,
-    model_search,
-    tagged,
+    search_loop,
 )
+from graph.strategies.tool_loop import EXTRA_TURNS, run_tool_loop
 from store.chunks import Chunk
-from tests.llm_stub import LLMStub, RecordedRequest
+from tests.llm_stub import LLMStub, RecordedRequest, ToolCalls
 from tests.unit.test_strategy_dense import DOC_A, DOC_B, FakeSearch, hits, make_request
 from tools.passages import Method, ScoredChunk
 
 
 class Router(BaseChatModel):
-    """Replies ``notes`` to reason-in-documents calls and ``reason(turn)`` to the reasoning
-    model, where ``turn`` counts reasoning calls from 1; keeps every prompt."""
+    """Replies ``notes`` to reason-in-documents calls, ``final`` to an answer call over
+    passages, and ``reason(turn)`` to the reasoning model, where ``turn`` counts reasoning
+    calls from 1 (a query to search, or the answer text); keeps every prompt."""
 
-    reason: Callable[[int], str]
+    reason: Callable[[int], str | AIMessage]
     notes: str = "Cats were studied (Lovelace et al., 2020, aaaa1111aaaa1111, p.1-2)."
+    final: str = "Forced."
     seen: list[list[BaseMessage]] = Field(default_factory=list)
+    bound: list[Any] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Router:  # type: ignore[override]
+        self.bound = list(tools)
+        return self
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         self.seen.append(list(messages))
         if messages[0].content == NOTES_PROMPT:
-            reply = self.notes
+            reply: str | AIMessage = self.notes
+        elif messages[0].content == ANSWER_PROMPT:
+            reply = self.final
         else:
             reply = self.reason(len(self.reasoning_calls()))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(reply))])
+        message = reply if isinstance(reply, AIMessage) else AIMessage(reply)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def reasoning_calls(self) -> list[list[BaseMessage]]:
-        return [m for m in self.seen if m[0].content != NOTES_PROMPT]
+        return [m for m in self.seen if m[0].content == REASON_PROMPT]
 
     @property
     def _llm_type(self) -> str:
         return "router"
 
 
-def run_model(reason: Callable[[int], str]) -> tuple[Any, Any, Router, FakeSearch]:
+def search_for(query: str) -> AIMessage:
+    call = {"name": "search_passages", "args": {"query": query}, "id": "s1", "type": "tool_call"}
+    return AIMessage("", tool_calls=[call])
+
+
+def run_model(
+    reason: Callable[[int], str | AIMessage],
+) -> tuple[StrategyOutcome, Any, Router, FakeSearch]:
     model = Router(reason=reason)
     request = make_request(model, "What was studied?")
     search = FakeSearch(hits(8))
-    return (
-        model_search(request, model, Searches(request, search, [DOC_A, DOC_B])),
-        request,
-        model,
-        search,
-    )
+    outcome = run_tool_loop(request, lambda step: search_loop(step, search, [DOC_A, DOC_B]))
+    return outcome, request, model, search
 
 
 def test_the_loop_stops_at_the_models_answer() -> None:
-    script = {1: "I should look. <search>cats data</search>", 2: "<answer>Cats.</answer>"}
+    script = {1: search_for("cats data"), 2: AIMessage("Cats.")}
     outcome, request, model, search = run_model(lambda turn: script[turn])
     assert (outcome.answer, outcome.status) == ("Cats.", "answered")
     assert search.calls == [("cats data", [DOC_A, DOC_B], SEARCH_TOP, "hybrid")]
     (step,) = request.recorder.steps
-    assert (step["layer"], step["tool"], step["args"]["round"]) == (0, "search_passages", 1)
+    assert (step["layer"], step["tool"], step["args"]) == (
+        0,
+        "search_passages",
+        {"query": "cats data"},
+    )
     assert sum(len(p) for p in step["disclosed"].values()) == 2 * SEARCH_TOP
+    assert step["details"]["new_passages"] == SEARCH_TOP
     notes_prompt = model.seen[1][-1].content
     assert "Search: cats data" in notes_prompt and "(Lovelace et al., 2020," in notes_prompt
-    last = model.seen[-1][-1].content
-    assert isinstance(last, str) and last.startswith("<notes>") and "Cats were studied" in last
+    last = model.seen[-1][-1]
+    assert isinstance(last, ToolMessage) and "Cats were studied" in str(last.content)
     assert request.recorder.usage.model_calls == 3
 
 
-def test_the_round_limit_forces_a_final_answer() -> None:
-    def reason(turn: int) -> str:
-        return "<answer>Forced.</answer>" if turn > MAX_ROUNDS else f"<search>query {turn}</search>"
-
-    outcome, request, model, search = run_model(reason)
-    assert outcome.answer == "Forced."
+def test_the_search_budget_ends_in_an_answer_over_what_was_found() -> None:
+    outcome, request, model, search = run_model(lambda turn: search_for(f"query {turn}"))
+    assert (outcome.answer, outcome.status) == ("Forced.", "budget")
     assert len(search.calls) == MAX_ROUNDS
-    assert [s["args"]["query"] for s in request.recorder.steps] == [
+    steps = request.recorder.steps
+    assert [s["args"]["query"] for s in steps[:MAX_ROUNDS]] == [
         f"query {n}" for n in range(1, MAX_ROUNDS + 1)
     ]
-    calls = model.reasoning_calls()
-    assert len(calls) == MAX_ROUNDS + 1
-    assert "budget is spent" in str(calls[-1][-1].content)
-    assert len(model.seen) == 2 * MAX_ROUNDS + 1
+    assert [s["ok"] for s in steps[MAX_ROUNDS:]] == [False] * EXTRA_TURNS  # refused
+    assert "budget (10) is spent" in str(steps[-1]["error"])
+    assert model.seen[-1][0].content == ANSWER_PROMPT
 
 
-def test_malformed_replies_count_as_rounds_and_are_recorded_as_failures() -> None:
-    def reason(turn: int) -> str:
-        return "Let me think about it without any tags." if turn <= MAX_ROUNDS else "Plain end."
-
-    outcome, request, model, search = run_model(reason)
-    assert not search.calls
-    steps = request.recorder.steps
-    assert len(steps) == MAX_ROUNDS and not any(s["ok"] for s in steps)
-    assert "neither <search>" in str(steps[0]["error"])
-    assert not request.recorder.pages_read
-    assert outcome.answer == "Plain end."
-    assert "<search>one query</search>" in str(model.seen[1][-1].content)
+def test_a_bad_search_is_refused_with_the_reason_and_counted() -> None:
+    script = {1: search_for(""), 2: search_for("cats"), 3: AIMessage("Cats.")}
+    outcome, request, _, search = run_model(lambda turn: script[turn])
+    assert [s["ok"] for s in request.recorder.steps] == [False, True]
+    assert "query: String should have at least 1 character" in str(
+        request.recorder.steps[0]["error"]
+    )
+    assert search.calls == [("cats", [DOC_A, DOC_B], SEARCH_TOP, "hybrid")]
+    assert outcome.answer == "Cats."
 
 
-def test_tags_are_parsed_leniently() -> None:
-    assert tagged("x <SEARCH> cat data </SEARCH> y", "search") == "cat data"
-    assert tagged("reasoning <search>unclosed query", "search") == "unclosed query"
-    assert tagged("<search>  </search>", "search") is None
-    assert tagged("no tags here", "answer") is None
-    assert tagged("<search>a</search><search>b</search>", "search") == "a"
-
-
-def test_system_prompt_explains_the_protocol() -> None:
-    _, _, model, _ = run_model(lambda turn: "<answer>Done.</answer>")
+def test_system_prompt_and_tools_explain_the_protocol() -> None:
+    _, _, model, _ = run_model(lambda turn: AIMessage("Done."))
     system = model.seen[0][0]
-    assert isinstance(system, SystemMessage)
-    assert "<search>" in str(system.content) and "<answer>" in str(system.content)
+    assert isinstance(system, SystemMessage) and "search_passages" in str(system.content)
+    assert [spec["function"]["name"] for spec in model.bound] == ["search_passages"]
 
 
 def test_the_loop_runs_against_an_openai_compatible_endpoint() -> None:
-    def responder(messages: list[dict[str, Any]]) -> str:
+    def responder(messages: list[dict[str, Any]]) -> str | ToolCalls:
         if messages[0]["content"] == NOTES_PROMPT:
             return "Cats were studied (Lovelace et al., 2020, aaaa1111aaaa1111, p.1)."
         if len(messages) == 2:
-            return "First I search. <search>what was studied</search>"
-        return "<answer>Cats (Lovelace et al., 2020, aaaa1111aaaa1111, p.1).</answer>"
+            return ToolCalls([("search_passages", '{"query": "what was studied"}')])
+        return "Cats (Lovelace et al., 2020, aaaa1111aaaa1111, p.1)."
 
     with LLMStub(responder) as stub:
         model = ChatOpenAI(
             model="stub", base_url=stub.base_url, api_key=SecretStr("test"), max_retries=0
         )
         request = make_request(model, "What was studied?")
-        outcome = model_search(
-            request, model, Searches(request, FakeSearch(hits(8)), [DOC_A, DOC_B])
-        )
+        search = FakeSearch(hits(8))
+        outcome = run_tool_loop(request, lambda step: search_loop(step, search, [DOC_A, DOC_B]))
     assert outcome.answer == "Cats (Lovelace et al., 2020, aaaa1111aaaa1111, p.1)."
     assert [s["tool"] for s in request.recorder.steps] == ["search_passages"]
     assert request.recorder.usage.model_calls == 3
+    assert request.recorder.usage.prompt_tokens > 0 and not request.recorder.usage.estimated
     notes_calls: list[RecordedRequest] = stub.requests_with_system(NOTES_PROMPT)
     assert len(notes_calls) == 1
 
