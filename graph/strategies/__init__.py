@@ -80,6 +80,8 @@ STRATEGY_SPECS: tuple[StrategySpec, ...] = (
         "verified-tree",
         "the model proposes node ids, each is verified; lexical fallback",
         runner="graph.strategies.verified_tree:run",
+        tool_loop="graph.strategies.verified_tree:declared_loop",
+        loop_for_one_document=True,
     ),
     StrategySpec(
         "rit",

@@ -2,18 +2,21 @@
 sections that should answer the question, every name is checked against the tree, and only a
 proposal that passes often enough is read.
 
-The model sees the whole section tree (id, title, page range, summary) and replies with a JSON
-list of node ids. Each id must exist in the tree, have a page range inside the document, and
-share a content word (stop words removed) with the question through its title or summary.
-Confidence is the fraction of proposed ids passing all three checks. Below CONFIDENCE_MIN the
-model is asked again with a report naming each failed id and why, at most MAX_RETRIES times; a
-reply that is not a JSON list counts as a failed round. If confidence is still low, a lexical
-fallback takes the FALLBACK_NODES sections sharing the most content words with the question.
-The chosen sections' pages are then read, leaves first, up to the page cap, and one answer call
-answers from them. The checks show that the ids conform, not that the sections hold the answer.
+The model sees the whole section tree (id, title, page range, summary) and proposes node ids
+with the ``propose_nodes`` tool. Each id must exist in the tree, have a page range inside the
+document, and share a content word (stop words removed) with the question through its title or
+summary. Confidence is the fraction of proposed ids passing all three checks. Below
+CONFIDENCE_MIN the proposal fails with a report naming each failed id and why, and the model may
+propose again, at most MAX_RETRIES more times. If confidence is still low after the last round,
+a lexical fallback takes the FALLBACK_NODES sections sharing the most content words with the
+question. The model then reads the chosen sections with ``read_node`` (their pages planned
+leaves first, up to the page cap; no other section can be read) and answers from them. The
+checks show that the ids conform, not that the sections hold the answer. With a model this runs
+as the checkpointed tool loop (``graph.strategies.tool_loop``), one step per turn, the search
+rebuilt at every step from the calls recorded since its ``document_tree`` call.
 
-Corpus mode (several documents in scope): the structural document search picks the one
-document to search, recorded as a layer-0 step.
+Corpus mode (several documents in scope): the agent's document search picks the one document
+to search, a layer-0 step.
 
 Offline policy (no model): proposals need a model, so the lexical fallback picks the sections
 directly and the extractive reader answers; the answer says so.
@@ -22,15 +25,14 @@ directly and the extractive reader answers; the answer says so.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
+from graph.state import Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.pageindex import DocumentTree, node_line
-from store.chat import ModelCallError, json_values
+from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
 from store.text import SKIP_SECTIONS, content_words
 from tools.results import Passage, Tool, ToolResult, failure
 from tools.schemas import ToolArgs
@@ -40,10 +42,12 @@ MAX_RETRIES = 2
 FALLBACK_NODES = 5
 SUMMARY_WORDS = 30
 
-PROPOSE_PROMPT = """You choose the sections of one document that hold the answer to a question.
-You get the document's section tree: per node its id, title, page range and a summary. Reply
-with a JSON list of the ids of the sections most likely to contain the answer, most specific
-first, at most five, e.g. ["0004", "0011"], and nothing else."""
+LOOP_PROMPT = f"""You answer a question from one document whose section tree you get: per node
+its id, title, page range and a summary. First call propose_nodes with the ids of the sections
+most likely to contain the answer, most specific first, at most five. Every id is checked; if
+too few pass you get a report naming each failure, and may propose again (at most
+{MAX_RETRIES + 1} rounds in all). Then read the sections that passed (or that the fallback
+chose) with read_node, and answer from what you read, with no tool call. {CITE_RULE}"""
 OFFLINE_NOTE = (
     "Node proposals need an LLM; without one, the lexical fallback picked the sections "
     "sharing the most question words: {nodes}."
@@ -66,30 +70,13 @@ class Verification:
     def report(self) -> str:
         """The error report of a low-confidence round, for the model's next try."""
         if not self.proposed:
-            return 'You proposed no node ids. Reply with a JSON list such as ["0003", "0007"].'
+            return "You proposed no node ids; propose ids from the tree, e.g. 0003 and 0007."
         failed = "\n".join(f"- {node_id}: {why}" for node_id, why in self.failures.items())
         return (
             f"Confidence {self.confidence:.2f}: {len(self.passed)} of {len(self.proposed)} "
             f"proposed ids passed the checks, at least {CONFIDENCE_MIN} is needed. Failed:\n"
-            f"{failed}\nPropose again from the tree above, as a JSON list of node ids."
+            f"{failed}"
         )
-
-
-def parse_proposal(text: str) -> list[str]:
-    """The node ids of a reply: the first JSON list in it (or an object holding one), each id
-    once. Raises ValueError when the reply holds no such list."""
-    for value in json_values(text, "[{"):
-        if isinstance(value, dict):
-            value = next((v for v in value.values() if isinstance(v, list)), None)
-        if isinstance(value, list):
-            return list(dict.fromkeys(_node_id(item) for item in value))
-    raise ValueError("the reply holds no JSON list of node ids")
-
-
-def _node_id(item: Any) -> str:
-    if isinstance(item, dict):
-        item = item.get("node_id", item.get("id", ""))
-    return str(item).strip()
 
 
 def check_node(tree: DocumentTree, raw_id: str, question_words: set[str]) -> str | None:
@@ -161,14 +148,13 @@ class document_tree(ToolArgs):
 
 
 class propose_nodes(ToolArgs):
-    """Node ids proposed as holding the answer, checked against the tree (layer 1): the call
-    works when enough of them pass, else it fails with a report naming each failed id."""
+    """Propose the sections most likely to hold the answer, most specific first, at most five
+    (layer 1). Every id is checked against the tree; the proposal passes when at least half of
+    the ids do, else you get a report naming each failed id and may propose again."""
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
-    round: int = Field(ge=1, le=MAX_RETRIES + 1, description="Which round of proposals.")
-    proposed: list[str] = Field(max_length=50, description="The proposed node ids.")
+    node_ids: IdList = Field(max_length=50, description='Node ids from the tree, e.g. ["0004"].')
 
 
 class lexical_fallback(ToolArgs):
@@ -177,148 +163,198 @@ class lexical_fallback(ToolArgs):
 
     layer = 1
 
-    doc_id: str = Field(description="The document searched.")
     reason: str = Field(description="Why the fallback chooses.")
 
 
 class read_node(ToolArgs):
-    """Pages of one chosen section (layer 2)."""
+    """Read one section that passed the checks (or that the fallback chose): its planned pages
+    (layer 2)."""
 
     layer = 2
 
-    doc_id: str = Field(description="The document searched.")
-    node_id: str = Field(description="The section read.")
-    pages: list[int] = Field(min_length=1, description="Its pages to read.")
+    node_id: str = Field(description="A section that passed, as the proposal result lists it.")
 
 
 @dataclass
 class VerifiedSearch:
-    """One run's actions, each a call through the tool engine: choose the document, show its
-    tree, check each round of proposals, fall back, read the chosen sections."""
+    """One document's search. Every action is a call through the tool engine: the offline
+    policy calls them on the search's own engine; a model calls ``propose_nodes`` and
+    ``read_node`` in the checkpointed tool loop (:meth:`loop`), where the search is rebuilt at
+    every step by replaying what was recorded since its ``document_tree`` call."""
 
     request: StrategyRequest
-    tree: DocumentTree | None = None
-    verification: Verification | None = None
+    tree: DocumentTree
     chosen: list[str] = field(default_factory=list)
+    rounds: int = 0
+    read_pages: set[int] = field(default_factory=set)
     passages: list[Passage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        tools = [
-            self.request.agent_tool("search_documents"),
-            Tool(document_tree, self._outline, limit=1),
-            Tool(propose_nodes, self._propose, limit=MAX_RETRIES + 1),
-            Tool(lexical_fallback, self._fallback, limit=1),
+        self.engine = self.request.engine(self.tools(offline=True), MAX_CALLS)
+
+    def tools(self, offline: bool = False) -> list[Tool]:
+        """The tools a model calls; offline also the tree and the fallback the policy calls."""
+        for_model = [
+            Tool(propose_nodes, self._propose),
             Tool(read_node, self._read),
         ]
-        budget = 3 + (MAX_RETRIES + 1) + self.request.context.page_cap
-        self.engine = self.request.engine(tools, budget)
+        if not offline:
+            return for_model
+        return [
+            Tool(document_tree, self._outline, limit=1),
+            Tool(lexical_fallback, self._fallback, limit=1),
+            *for_model,
+        ]
 
-    def choose_document(self) -> str | None:
-        """The only document in scope, or the document search's best hit among several."""
-        doc_ids = self.request.scoped_doc_ids()
-        if len(doc_ids) <= 1:
-            return doc_ids[0] if doc_ids else None
-        result = self.engine.call("search_documents", {"query": self.request.question, "limit": 1})
-        hits = result.artifact.get("results") if result.ok else None
-        return str(hits[0]["doc_id"]) if hits else None
+    # -- the model's loop ------------------------------------------------------------------------
+    def loop(self) -> ToolLoop:
+        """Propose and read as tools, the tree in the first message (shown by the search's
+        ``document_tree`` call the first time)."""
+        if not self._since_tree():
+            self.engine.call("document_tree", {"doc_id": self.tree.doc_id})
+        first = (
+            f"Question: {self.request.question}\n\nSection tree of {self.tree.title!r} "
+            f"({self.tree.doc_id}), pages 1-{len(self.tree.pages)}:\n{tree_outline(self.tree)}"
+        )
+        return ToolLoop(self.tools(), MAX_CALLS, LOOP_PROMPT, first_message=first)
 
-    def outline(self) -> str:
-        """The tree the model proposes from, shown through a ``document_tree`` call."""
-        tree = cast(DocumentTree, self.tree)
-        return self.engine.call("document_tree", {"doc_id": tree.doc_id}).text
+    def replay(self) -> None:
+        """Rebuild the rounds, the chosen sections and the pages read from the calls recorded
+        since the search showed its tree."""
+        for step in self._since_tree()[1:]:
+            details: dict[str, Any] = step.get("details", {})
+            if step["tool"] == "propose_nodes" and "confidence" in details:
+                self.rounds += 1
+                passed: list[str] = details["passed"] if step["ok"] else []
+                self.chosen = passed or list(details.get("fallback", []))
+            elif step["tool"] == "lexical_fallback" and step["ok"]:
+                self.chosen = list(details.get("overlap", {}))
+            elif step["tool"] == "read_node" and step["ok"]:
+                self.read_pages.update(step["pages"])
 
-    def check_round(self, text: str, round_no: int) -> tuple[Verification | None, str]:
-        """Verify one reply as a ``propose_nodes`` call (an error below the bar); returns the
-        verification (None for a malformed reply) and the report for a retry."""
-        tree = cast(DocumentTree, self.tree)
-        args: dict[str, Any] = {"doc_id": tree.doc_id, "round": round_no}
-        try:
-            proposed = parse_proposal(text)
-        except ValueError as exc:
-            self.engine.call("propose_nodes", {**args, "proposed": []}, str(exc))
-            return None, f'Your reply was not usable: {exc}. Reply with a list such as ["0003"].'
-        self.verification = None
-        self.engine.call("propose_nodes", {**args, "proposed": proposed})
-        if self.verification is None:  # the engine refused the call
-            return None, "Propose again, as a JSON list of node ids."
-        return self.verification, self.verification.report()
+    def _since_tree(self) -> list[Step]:
+        steps = self.request.recorder.steps
+        starts = [i for i, s in enumerate(steps) if s["tool"] == "document_tree"]
+        return steps[starts[-1] :] if starts else []
 
+    # -- the offline policy -----------------------------------------------------------------------
     def fallback(self, reason: str) -> list[str]:
-        tree = cast(DocumentTree, self.tree)
-        self.engine.call("lexical_fallback", {"doc_id": tree.doc_id, "reason": reason})
+        self.engine.call("lexical_fallback", {"reason": reason})
         return self.chosen
 
-    def read(self, node_ids: list[str]) -> list[Passage]:
-        """The planned pages of each chosen node, one layer-2 call per node."""
-        tree = cast(DocumentTree, self.tree)
-        for node_id, pages in reading_plan(tree, node_ids, self.request.context.page_cap):
-            self.engine.call(
-                "read_node", {"doc_id": tree.doc_id, "node_id": node_id, "pages": pages}
-            )
+    def read_all(self) -> list[Passage]:
+        """Every chosen section's planned pages, one ``read_node`` call per section."""
+        for node_id, _ in reading_plan(self.tree, self.chosen, self.request.context.page_cap):
+            self.engine.call("read_node", {"node_id": node_id})
         return self.passages
 
     # -- the tools' runs ---------------------------------------------------------------------
     def _outline(self, doc_id: str) -> ToolResult:
-        return ToolResult(tree_outline(cast(DocumentTree, self.tree)), doc_id=doc_id)
+        return ToolResult(tree_outline(self.tree), doc_id=doc_id)
 
-    def _propose(self, doc_id: str, proposed: list[str], **_round: int) -> ToolResult:
-        verification = verify(cast(DocumentTree, self.tree), proposed, self.request.question)
-        self.verification = verification
-        details = {
+    def _propose(self, node_ids: list[str]) -> ToolResult:
+        if self.rounds >= MAX_RETRIES + 1:
+            return failure(f"at most {MAX_RETRIES + 1} rounds of proposals; read and answer")
+        self.rounds += 1
+        verification = verify(self.tree, node_ids, self.request.question)
+        details: dict[str, Any] = {
             "passed": list(verification.passed),
             "confidence": round(verification.confidence, 3),
             "failures": verification.failures,
         }
-        if verification.confidence < CONFIDENCE_MIN:
-            low = f"confidence {verification.confidence:.2f} is below {CONFIDENCE_MIN}"
-            return ToolResult(f"Error: {low}", ok=False, doc_id=doc_id, details=details)
-        return ToolResult(", ".join(verification.passed), doc_id=doc_id, details=details)
-
-    def _fallback(self, doc_id: str, reason: str) -> ToolResult:
-        tree = cast(DocumentTree, self.tree)
-        ranked = lexical_ranking(tree, self.request.question)
+        doc_id = self.tree.doc_id
+        if verification.confidence >= CONFIDENCE_MIN:
+            self.chosen = list(verification.passed)
+            text = f"Passed: {self._plan()}. Read them with read_node, then answer."
+            return ToolResult(text, doc_id=doc_id, details=details)
+        low = f"confidence {verification.confidence:.2f} is below {CONFIDENCE_MIN}"
+        if self.rounds <= MAX_RETRIES:
+            error = f"{low}. {verification.report()}\nPropose again from the tree."
+            return ToolResult(f"Error: {error}", ok=False, doc_id=doc_id, details=details)
+        ranked = lexical_ranking(self.tree, self.request.question)
         self.chosen = [node_id for node_id, _ in ranked]
-        text = "\n".join(node_line(tree.nodes[node_id]) for node_id, _ in ranked)
-        return ToolResult(text, doc_id=doc_id, details={"overlap": dict(ranked)})
-
-    def _read(self, doc_id: str, node_id: str, pages: list[int]) -> ToolResult:
-        tree = cast(DocumentTree, self.tree)
-        if node_id not in tree.nodes:
-            return failure(f"there is no node {node_id!r} in {doc_id}")
-        passage = tree.passage(p for p in pages if 1 <= p <= len(tree.pages))
-        self.passages.append(passage)
-        return ToolResult(
-            passage.text, doc_id=doc_id, pages=list(passage.pages), passages=(passage,)
+        details["fallback"] = self.chosen
+        error = (
+            f"{low} after {self.rounds} rounds; the lexical fallback chose the sections sharing "
+            f"the most words with the question: {self._plan() or 'none'}. Read them with "
+            "read_node, then answer."
         )
+        return ToolResult(f"Error: {error}", ok=False, doc_id=doc_id, details=details)
+
+    def _plan(self) -> str:
+        plan = reading_plan(self.tree, self.chosen, self.request.context.page_cap)
+        return "; ".join(f"{i} {self.tree.nodes[i]['title']} (pages {pages})" for i, pages in plan)
+
+    def _fallback(self, reason: str) -> ToolResult:
+        ranked = lexical_ranking(self.tree, self.request.question)
+        self.chosen = [node_id for node_id, _ in ranked]
+        text = "\n".join(node_line(self.tree.nodes[node_id]) for node_id, _ in ranked)
+        return ToolResult(text, doc_id=self.tree.doc_id, details={"overlap": dict(ranked)})
+
+    def _read(self, node_id: str) -> ToolResult:
+        plan = dict(reading_plan(self.tree, self.chosen, self.request.context.page_cap))
+        found = self.tree.find(node_id)
+        if found not in plan:
+            allowed = ", ".join(plan) or "none yet: propose sections first"
+            return failure(f"read only the sections that passed the checks ({allowed})")
+        pages = [p for p in plan[found] if p not in self.read_pages]
+        if not pages:
+            return failure(f"section {found} was read already; answer from what you read")
+        passage = self.tree.passage(pages)
+        self.passages.append(passage)
+        self.read_pages.update(pages)
+        return ToolResult(passage.text, doc_id=self.tree.doc_id, pages=pages, passages=(passage,))
+
+
+MAX_CALLS = 2 + (MAX_RETRIES + 1) + FALLBACK_NODES
+"""Tree, fallback, the proposal rounds and a read per chosen section (at most FALLBACK_NODES)."""
 
 
 # -- the run -------------------------------------------------------------------------------------
+def choose_document(request: StrategyRequest) -> str | None:
+    """The only document in scope, or the agent's document search's best hit among several."""
+    doc_ids = request.scoped_doc_ids()
+    if len(doc_ids) <= 1:
+        return doc_ids[0] if doc_ids else None
+    engine = request.engine([request.agent_tool("search_documents")], max_calls=1)
+    result = engine.call("search_documents", {"query": request.question, "limit": 1})
+    hits = result.artifact.get("results") if result.ok else None
+    return str(hits[0]["doc_id"]) if hits else None
+
+
+def document_search(request: StrategyRequest, doc_id: str) -> VerifiedSearch:
+    """A document's search over the request's recorder, replayed to where it stands."""
+    search = VerifiedSearch(request, DocumentTree.load(request, doc_id))
+    search.replay()
+    return search
+
+
+def declared_loop(request: StrategyRequest) -> ToolLoop:
+    """The tool loop of a single-document search driven by a model (the graph's
+    ``tool_loop`` node)."""
+    (doc_id,) = request.scoped_doc_ids()[:1] or [""]
+    return document_search(request, doc_id).loop()
+
+
 def run(request: StrategyRequest) -> StrategyOutcome:
     """Verified tree search in the one document in scope, or in the best-matching one."""
-    search = VerifiedSearch(request)
-    doc_id = search.choose_document()
+    doc_id = choose_document(request)
     if doc_id is None:
         return StrategyOutcome(
             "", status="failed", detail="no document in scope matches the question"
         )
-    search.tree = tree = DocumentTree.load(request, doc_id)
-    if request.model is None:
-        chosen = search.fallback("offline: node proposals need an LLM")
-    else:
-        try:
-            chosen = proposed_nodes(request, search, request.model)
-        except ModelCallError as exc:
-            return StrategyOutcome("", status="failed", detail=exc.reason)
-        chosen = chosen or search.fallback(f"confidence stayed below {CONFIDENCE_MIN}")
-    passages = search.read(chosen)
+    if request.model is not None:
+        return run_tool_loop(request, lambda step: document_search(step, doc_id).loop())
+    search = VerifiedSearch(request, DocumentTree.load(request, doc_id))
+    chosen = search.fallback("offline: node proposals need an LLM")
+    passages = search.read_all()
     if not passages:
         why = f"no section of {doc_id} shares a content word with the question"
         return StrategyOutcome("", status="failed", detail=why)
     outcome = answer_from_passages(request, passages)
-    if request.model is None:
-        note = OFFLINE_NOTE.format(nodes="; ".join(f"{i} {tree.nodes[i]['title']}" for i in chosen))
-        return StrategyOutcome(f"{note}\n{outcome.answer}", outcome.status, outcome.detail)
-    return outcome
+    tree = search.tree
+    note = OFFLINE_NOTE.format(nodes="; ".join(f"{i} {tree.nodes[i]['title']}" for i in chosen))
+    return StrategyOutcome(f"{note}\n{outcome.answer}", outcome.status, outcome.detail)
 
 
 def tree_outline(tree: DocumentTree) -> str:
@@ -327,25 +363,3 @@ def tree_outline(tree: DocumentTree) -> str:
         "  " * (len(tree.path(node_id)) - 1) + node_line(node, SUMMARY_WORDS)
         for node_id, node in tree.nodes.items()
     )
-
-
-def proposed_nodes(
-    request: StrategyRequest, search: VerifiedSearch, model: BaseChatModel
-) -> list[str]:
-    """The passing ids of the first round with enough confidence, or [] after the retries."""
-    tree = cast(DocumentTree, search.tree)
-    outline = search.outline()
-    messages: list[BaseMessage] = [
-        SystemMessage(PROPOSE_PROMPT),
-        HumanMessage(
-            f"Question: {request.question}\n\nSection tree of {tree.title!r} ({tree.doc_id}), "
-            f"pages 1-{len(tree.pages)}:\n{outline}"
-        ),
-    ]
-    for round_no in range(1, MAX_RETRIES + 2):
-        reply = request.recorder.ask(model, messages)
-        verification, report = search.check_round(reply.text, round_no)
-        if verification is not None and verification.confidence >= CONFIDENCE_MIN:
-            return list(verification.passed)
-        messages += [reply, HumanMessage(report)]
-    return []

@@ -8,19 +8,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from graph.context import AgentContext
 from graph.strategies import verified_tree
-from graph.strategies.base import ANSWER_PROMPT, StrategyRequest
+from graph.strategies.base import StrategyRequest
 from graph.strategies.pageindex import DocumentTree
 from graph.strategies.verified_tree import (
     CONFIDENCE_MIN,
     check_node,
     lexical_ranking,
-    parse_proposal,
     reading_plan,
     verify,
 )
@@ -71,18 +71,42 @@ class MemoryLibrary:
         return {"authors": ["Al Ng", "Bea Ode"], "year": 2020}
 
 
-class ProposalModel(FakeListChatModel):
-    """Scripted replies in order; keeps every prompt."""
+class ProposalModel(BaseChatModel):
+    """Scripted turns in order, then ``ANSWER``; keeps every prompt and the tools offered."""
 
+    replies: list[AIMessage]
     calls: list[list[BaseMessage]] = Field(default_factory=list)
+    bound: list[Any] = Field(default_factory=list)
 
-    def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
+    @property
+    def _llm_type(self) -> str:
+        return "proposals"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ProposalModel:  # type: ignore[override]
+        self.bound = list(tools)
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         self.calls.append(list(messages))
-        return super()._call(messages, *args, **kwargs)
+        turn = len(self.calls) - 1
+        reply = self.replies[turn] if turn < len(self.replies) else AIMessage(ANSWER)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
-def model(*replies: str) -> ProposalModel:
-    return ProposalModel(responses=[*replies, ANSWER])
+def call(name: str, **args: Any) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": "c1", "type": "tool_call"}])
+
+
+def propose(*node_ids: str) -> AIMessage:
+    return call("propose_nodes", node_ids=list(node_ids))
+
+
+def read(node_id: str) -> AIMessage:
+    return call("read_node", node_id=node_id)
+
+
+def model(*replies: AIMessage) -> ProposalModel:
+    return ProposalModel(replies=list(replies))
 
 
 def request_for(model: Any, *doc_ids: str, page_cap: int = 10) -> StrategyRequest:
@@ -125,14 +149,6 @@ def test_confidence_is_the_passing_fraction() -> None:
     assert verify(tree(), [], QUESTION).confidence == 0.0
 
 
-def test_parse_proposal_forms() -> None:
-    assert parse_proposal('["0004", "0002", "0004"]') == ["0004", "0002"]
-    assert parse_proposal('Here: {"node_ids": [4, "0002"]}.') == ["4", "0002"]
-    assert parse_proposal('[{"node_id": "0004"}]') == ["0004"]
-    with pytest.raises(ValueError, match="no JSON list"):
-        parse_proposal("Section 3 looks right.")
-
-
 def test_lexical_fallback_ranks_by_shared_content_words() -> None:
     ranked = lexical_ranking(tree(), QUESTION)
     # 3 shared words each (document order breaks the tie), then the 1-word matches; the
@@ -152,7 +168,7 @@ def test_reading_plan_is_leaf_first_deduplicated_and_capped() -> None:
 
 # -- the rounds ----------------------------------------------------------------------------------
 def test_half_passing_is_enough_no_retry() -> None:
-    chat = model('["0004", "0002", "0099", "0006"]')
+    chat = model(propose("0004", "0002", "0099", "0006"), read("0004"), read("2"))
     request = request_for(chat, "v1")
     outcome = verified_tree.run(request)
 
@@ -162,24 +178,30 @@ def test_half_passing_is_enough_no_retry() -> None:
         (2, "read_node", True),
         (2, "read_node", True),
     ]
-    assert request.recorder.steps[1]["args"]["proposed"] == ["0004", "0002", "0099", "0006"]
+    assert request.recorder.steps[1]["args"] == {"node_ids": ["0004", "0002", "0099", "0006"]}
     proposal = request.recorder.steps[1]["details"]
     assert proposal["confidence"] == 0.5
     assert proposal["passed"] == ["0004", "0002"]
     assert set(proposal["failures"]) == {"0099", "0006"}
     assert request.recorder.pages_read == {"v1": [4, 5, 2]}
-    assert len(chat.calls) == 2 and chat.calls[1][0].content == ANSWER_PROMPT
+    assert "Passed: 0004 3 Results (pages [4, 5]); 0002" in str(chat.calls[1][-1].content)
+    assert [spec["function"]["name"] for spec in chat.bound] == ["propose_nodes", "read_node"]
     assert outcome.answer == ANSWER
+    # a loop step rebuilds the search from what was recorded
+    again = request_for(None, "v1")
+    again.recorder.steps = list(request.recorder.steps)
+    rebuilt = verified_tree.document_search(again, "v1")
+    assert (rebuilt.rounds, rebuilt.chosen, rebuilt.read_pages) == (1, ["0004", "0002"], {2, 4, 5})
 
 
 def test_low_confidence_retries_with_a_report_naming_each_failure() -> None:
-    chat = model('["0004", "0099", "0003", "0006"]', '["0004"]')
+    chat = model(propose("0004", "0099", "0003", "0006"), propose("0004"), read("0004"))
     request = request_for(chat, "v1")
     verified_tree.run(request)
 
     rounds = [s for s in request.recorder.steps if s["tool"] == "propose_nodes"]
     assert [(s["details"]["confidence"], s["ok"]) for s in rounds] == [(0.25, False), (1.0, True)]
-    assert rounds[0]["error"] == f"confidence 0.25 is below {CONFIDENCE_MIN}"
+    assert str(rounds[0]["error"]).startswith(f"confidence 0.25 is below {CONFIDENCE_MIN}")
     report = str(chat.calls[1][-1].content)
     assert "1 of 4 proposed ids passed" in report
     assert "- 0099: no node with this id exists" in report
@@ -189,30 +211,47 @@ def test_low_confidence_retries_with_a_report_naming_each_failure() -> None:
 
 
 def test_three_failed_rounds_fall_back_to_lexical_overlap() -> None:
-    chat = model("I would read the results.", '["0099"]', '["0004", "0006", "0099"]')
+    chat = model(
+        call("propose_nodes", ids="0004"),
+        propose("0099"),
+        propose("0004", "0006", "0099"),
+        propose("0006"),
+        propose("0004"),
+        read("0006"),
+        read("0004"),
+        read("0000"),
+        read("0002"),
+    )
     request = request_for(chat, "v1", page_cap=4)
     outcome = verified_tree.run(request)
 
-    assert steps(request)[:5] == [
+    assert steps(request) == [
         (1, "document_tree", True),
         (1, "propose_nodes", False),
         (1, "propose_nodes", False),
         (1, "propose_nodes", False),
-        (1, "lexical_fallback", True),
+        (1, "propose_nodes", False),
+        (1, "propose_nodes", False),
+        (2, "read_node", False),
+        (2, "read_node", True),
+        (2, "read_node", True),
+        (2, "read_node", True),
     ]
-    malformed = request.recorder.steps[1]
-    assert malformed["args"]["proposed"] == [] and "details" not in malformed
-    assert "no JSON list" in (malformed["error"] or "")
-    assert "was not usable" in str(chat.calls[1][-1].content)
-    fallback = request.recorder.steps[4]["details"]
-    assert list(fallback["overlap"]) == ["0001", "0004", "0000", "0002", "0003"]
-    assert [s["pages"] for s in request.recorder.steps[5:]] == [[4, 5], [1], [2]]
-    assert len(chat.calls) == 4  # three proposals and the answer
+    malformed, _, _, last, fourth, off_plan = request.recorder.steps[1:7]
+    # arguments that cannot be read cost a call but not a round
+    assert "node_ids: Field required" in str(malformed["error"]) and "details" not in malformed
+    assert last["details"]["fallback"] == ["0001", "0004", "0000", "0002", "0003"]
+    assert "lexical fallback chose" in str(last["error"]) and "0004 3 Results" in str(last["error"])
+    assert "at most 3 rounds" in str(fourth["error"])
+    assert "read only the sections that passed the checks (0004, 0000, 0002)" in str(
+        off_plan["error"]
+    )
+    assert [s["pages"] for s in request.recorder.steps[7:]] == [[4, 5], [1], [2]]
     assert outcome.answer == ANSWER
 
 
 def test_an_empty_proposal_is_a_failed_round() -> None:
-    chat = model("[]", '["0004"]')
+    chat = model(propose(), propose("0004"))
     request = request_for(chat, "v1")
     verified_tree.run(request)
     assert "You proposed no node ids" in str(chat.calls[1][-1].content)
@@ -220,10 +259,10 @@ def test_an_empty_proposal_is_a_failed_round() -> None:
 
 def test_a_failing_endpoint_ends_the_run_clearly() -> None:
     class Broken(ProposalModel):
-        def _call(self, *args: Any, **kwargs: Any) -> str:
+        def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
             raise ConnectionError("endpoint down")
 
-    outcome = verified_tree.run(request_for(Broken(responses=[]), "v1"))
+    outcome = verified_tree.run(request_for(Broken(replies=[]), "v1"))
     assert outcome.status == "failed"
     assert outcome.detail == "the model call failed: ConnectionError: endpoint down"
 
