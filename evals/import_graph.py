@@ -54,25 +54,31 @@ def source_files(root: Path = ROOT) -> Iterator[tuple[str, Path]]:
             yield ".".join(parts), path
 
 
-def imported_modules(module: str, path: Path) -> Iterator[str]:
-    """The modules one file imports (relative imports resolved against its package)."""
+def import_statements(module: str, path: Path) -> Iterator[tuple[str, list[str]]]:
+    """Each import statement of one file as (the module it imports from, the dotted names it
+    imports): ``import a.b`` gives ("a.b", []); ``from .x import y`` gives ("pkg.x", ["pkg.x.y"])
+    with relative imports resolved against the file's package."""
     is_package = path.name == "__init__.py"
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
             if node.level:
                 base = module.split(".")
                 base = base[: len(base) - node.level + (1 if is_package else 0)]
                 target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            # ``from graph import cli`` imports the sub-package: it counts for its layer.
-            names = [f"{target}.{alias.name}" for alias in node.names]
-            elsewhere = [name for name in names if layer_of(name) != layer_of(target)]
-            yield from elsewhere
-            if len(elsewhere) < len(names):
-                yield target
+            yield target, [f"{target}.{alias.name}" for alias in node.names]
+
+
+def imported_modules(module: str, path: Path) -> Iterator[str]:
+    """The modules one file imports (relative imports resolved against its package)."""
+    for target, names in import_statements(module, path):
+        # ``from graph import cli`` imports the sub-package: it counts for its layer.
+        elsewhere = [name for name in names if layer_of(name) != layer_of(target)]
+        yield from elsewhere
+        if not names or len(elsewhere) < len(names):
+            yield target
 
 
 def import_edges(root: Path = ROOT) -> Counter[Edge]:
@@ -92,27 +98,13 @@ def module_graph(root: Path = ROOT) -> dict[str, set[str]]:
     files = dict(source_files(root))
     graph: dict[str, set[str]] = {module: set() for module in files}
     for module, path in files.items():
-        for name in _imported_names(module, path):
-            while name and name not in files:
-                name = name.rpartition(".")[0]
-            if name and name != module:
-                graph[module].add(name)
+        for target, names in import_statements(module, path):
+            for name in names or [target]:
+                while name and name not in files:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    graph[module].add(name)
     return graph
-
-
-def _imported_names(module: str, path: Path) -> Iterator[str]:
-    """Every dotted name one file imports, ``from`` imports as ``package.name``."""
-    is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".")
-                parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
-                base = ".".join([*parts, node.module] if node.module else parts)
-            yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

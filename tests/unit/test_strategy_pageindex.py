@@ -233,8 +233,9 @@ def test_doc_scores_agreement_beats_one_strong_hit_and_ties_keep_hit_order() -> 
 
 
 # -- one document with a model -------------------------------------------------------------------
-def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalog) -> None:
-    model = ScriptedNavigator(
+def walk_and_answer() -> ScriptedNavigator:
+    """Open, read, follow the cross-reference, read it, answer."""
+    return ScriptedNavigator(
         script={
             LOAN: [
                 act("open", node_id="0001"),
@@ -245,6 +246,10 @@ def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalo
             ]
         }
     )
+
+
+def test_model_walks_reads_follows_a_cross_reference_and_answers(catalog: Catalog) -> None:
+    model = walk_and_answer()
     request = request_for(catalog, model, LOAN)
     outcome = pageindex.run(request)
 
@@ -453,17 +458,7 @@ def test_a_model_s_search_runs_as_checkpointed_turns_of_the_agent_graph(
     from graph import nodes
     from graph.agent import build_agent_graph
 
-    model = ScriptedNavigator(
-        script={
-            LOAN: [
-                act("open", node_id="0001"),
-                act("read", node_id="0002"),
-                act("jump", ref="Appendix G"),
-                act("read", node_id="0004"),
-                answer(FINAL),
-            ]
-        }
-    )
+    model = walk_and_answer()
     monkeypatch.setattr(nodes, "configured_model", lambda _context: model)
     saver = InMemorySaver()
     graph = build_agent_graph().compile(checkpointer=saver)
