@@ -22,16 +22,19 @@ from langgraph.types import Command
 from graph import prompts
 from graph.citations import citation_list, enforce, unread_pages
 from graph.context import AgentContext
+from graph.extractive import extractive_answer
 from graph.inputs import InvalidInput, checked_request
 from graph.models import agent_model, configured_model
 from graph.recorder import Recorder
-from graph.state import AgentState, status_text
+from graph.state import AgentState, RunStatus, status_text
 from graph.strategies import strategy_spec
 from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog
 from store.chat import ModelCallError, Usage, invoke
 from store.search_engine import SearchFilters, engine_for
+from store.types import DocumentMetadata
+from tools.formatting import author_label
 from tools.schemas import TOOL_LAYERS, TOOL_SCHEMAS, openai_tool_spec
 from tools.toolbox import SearchScope, Toolbox
 
@@ -108,6 +111,7 @@ def prepare(
         "loop_messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "tool_runs": {},
         "passages": [],
+        "tool_choice": "auto",
     }
     return Command(goto=_first_node(context, doc_ids), update=update)
 
@@ -157,20 +161,23 @@ def _system_prompt(context: AgentContext) -> str:
 
 
 ModelFactory = Callable[[AgentContext], BaseChatModel]
-ModelTurn = Callable[
-    [AgentState, Runtime[AgentContext]], Command[Literal["layer0", "layer1", "layer2", "finish"]]
-]
+TurnTarget = Literal["layer0", "layer1", "layer2", "model_turn", "finish"]
+ModelTurn = Callable[[AgentState, Runtime[AgentContext]], Command[TurnTarget]]
 
 
 def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
     """The model-turn node for a given way of obtaining the chat model (tests script one)."""
 
-    def model_turn(
-        state: AgentState, runtime: Runtime[AgentContext]
-    ) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
+    def model_turn(state: AgentState, runtime: Runtime[AgentContext]) -> Command[TurnTarget]:
         """One model call; route its tool calls to the node of the deepest layer they touch."""
+        choice = state.get("tool_choice") or "auto"
         tools = [openai_tool_spec(TOOL_SCHEMAS[name]) for name in allowed_tools(runtime.context)]
-        model = model_factory(runtime.context).bind_tools(tools)
+        chat = model_factory(runtime.context)
+        model = (
+            chat.bind_tools(tools)
+            if choice == "auto"
+            else chat.bind_tools(tools, tool_choice=choice)
+        )
         return _model_turn(state, runtime.context, model)
 
     return model_turn
@@ -178,7 +185,7 @@ def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
 
 def _model_turn(
     state: AgentState, context: AgentContext, model: Runnable[Any, Any]
-) -> Command[Literal["layer0", "layer1", "layer2", "finish"]]:
+) -> Command[TurnTarget]:
     turns = state.get("model_turns", 0) + 1
     usage = Usage(**(state.get("usage") or {}))
     try:
@@ -188,6 +195,13 @@ def _model_turn(
         return Command(goto="finish", update=failed)
     update: dict[str, Any] = {"messages": [reply], "model_turns": turns, "usage": usage.as_dict()}
     calls = _requested_calls(reply)
+    insist = _insisted_tool(state, context)
+    if not calls and insist and turns < context.max_model_turns:
+        note = prompts.USE_TOOLS.format(tool=insist)
+        update["messages"] = [HumanMessage(note, name="tool_policy")]
+        update["tool_choice"] = insist
+        return Command(goto="model_turn", update=update)
+    update["tool_choice"] = "auto"
     if not calls:
         return Command(goto="finish", update=update)
     if turns >= context.max_model_turns:
@@ -196,6 +210,23 @@ def _model_turn(
         return Command(goto="finish", update=update)
     layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in calls]
     return Command(goto=LAYER_NODES[max(layers)], update=update)
+
+
+def _insisted_tool(state: AgentState, context: AgentContext) -> str | None:
+    """The tool a model that ended its turn without one must call next, or None.
+
+    The layer state machine's one use of the API's ``tool_choice``: a model that has made no
+    tool call yet in this question and replies without one (an empty reply, or an answer from
+    nothing it read) is asked once more, its unread reply dropped, with ``tool_choice`` naming
+    the first tool of the layer it is at (``search_documents``; ``get_document_tree`` when the
+    strategy starts at the trees). Every other turn is ``auto``: a model is never forced to call
+    a tool once it has read something, and a call of any allowed tool is run (the engine
+    answers misuse with an instructive error; a layer is entered by calling its tools).
+    """
+    if state.get("tool_calls", 0) or (state.get("tool_choice") or "auto") != "auto":
+        return None
+    layer = state.get("layer", 0)
+    return next((name for name in allowed_tools(context) if TOOL_LAYERS[name] == layer), None)
 
 
 def _requested_calls(message: Any) -> list[dict[str, Any]]:
@@ -334,6 +365,8 @@ def finish(
     if status == "invalid":
         refusal = f"Not run: {detail}."
         return Command(goto="__end__", update={"answer": refusal, "citations": []})
+    if not answer and status in ("running", "budget"):
+        answer, status, detail = _answer_from_pages_read(state, context, status, detail)
     if not answer:
         if status in ("running", "answered"):
             status, detail = "failed", "no assistant text"
@@ -363,6 +396,33 @@ def finish(
             "status_detail": detail,
         },
     )
+
+
+def _answer_from_pages_read(
+    state: AgentState, context: AgentContext, status: RunStatus, detail: str
+) -> tuple[str, RunStatus, str]:
+    """When the model gave no text but this question's calls read pages, the offline reader
+    answers from them (status ``fallback``, or ``budget`` when a budget ended the run)."""
+    calls = state.get("tool_calls", 0)
+    steps = (state.get("trajectory") or [])[-calls:] if calls else []
+    read = [(s["doc_id"], p) for s in steps if s["ok"] and s["doc_id"] for p in s["pages"]]
+    read += [
+        (d, p) for s in steps if s["ok"] for d, ps in s.get("disclosed", {}).items() for p in ps
+    ]
+    if not read:
+        return "", status, detail
+    library = open_catalog(Path(context.library)).library
+    pages = [(d, p, library.pages(d)[p - 1]) for d, p in dict.fromkeys(read) if library.has(d)]
+    labels = {d: _label(library.metadata(d)) for d, _, _ in pages}
+    answer = extractive_answer(state.get("question", ""), pages, labels)
+    why = "the model gave no answer; written from the pages read"
+    if status == "budget":
+        return answer, status, f"{detail}; {why}"
+    return answer, "fallback", why
+
+
+def _label(metadata: DocumentMetadata) -> str:
+    return author_label(list(metadata["authors"] or []), metadata["year"])
 
 
 def _is_final(state: AgentState) -> bool:

@@ -40,6 +40,11 @@ NUDGE = (
     "claim has no page yet."
 )
 
+USE_TOOLS = (
+    "Answer only from pages you have read with the tools: call {tool} now, with arguments "
+    "that fit the question."
+)
+
 BAD_CITATIONS = (
     "Your answer cites pages you did not read: {pages}. Either read them with get_page_content "
     "or remove those citations, then give the final answer again."

@@ -43,17 +43,16 @@ def chat_model(settings: LLMSettings) -> BaseChatModel | None:
     """
     if not settings.configured:
         return None
-    from langchain_openai import ChatOpenAI
+    from store.endpoint import ChatEndpoint, RetryPolicy, http_client, httpx
 
-    from store.endpoint import RetryPolicy, http_client, httpx
-
-    return ChatOpenAI(
+    return ChatEndpoint(
         model=settings.model or "",
         base_url=settings.base_url,
         api_key=settings.api_key or "not-needed",  # type: ignore[arg-type]
         temperature=settings.temperature,
         timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,
+        max_completion_tokens=settings.max_tokens,
         http_client=http_client(RetryPolicy.of(settings)),
     )
 

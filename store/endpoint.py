@@ -21,8 +21,11 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import openai
+from langchain_core.language_models import LanguageModelInput
+from langchain_openai import ChatOpenAI
 from langchain_openai._compat import httpx  # the httpx the SDK is built on (httpx2 for openai>=3)
 
 from store.settings import LLMSettings
@@ -238,6 +241,30 @@ def _error_line(exc: BaseException) -> str:
 def _seconds(value: float) -> str:
     """Seconds as people read them in a status line: 0.4, 3.2, 31."""
     return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+class ChatEndpoint(ChatOpenAI):
+    """langchain-openai's client, sending requests every OpenAI-compatible server reads.
+
+    Two fields of the payload langchain-openai writes are refused or ignored by servers other
+    than OpenAI's own: an assistant message that calls tools gets ``"content": null``, which
+    llama-cpp-python's server rejects (its schema wants a string, its chat templates read it: every
+    request after a tool call then fails), so it is sent as an empty string, which OpenAI's API
+    takes too; and the reply limit is
+    sent as ``max_completion_tokens``, which llama.cpp, vLLM and Ollama ignore, so it is sent as
+    ``max_tokens``, which they and OpenAI's chat models read.
+    """
+
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        for message in payload.get("messages") or []:
+            if message.get("role") == "assistant" and message.get("content") is None:
+                message["content"] = ""
+        if "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
 
 
 @lru_cache(maxsize=8)

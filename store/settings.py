@@ -135,6 +135,12 @@ class LLMSettings(BaseModel):
         description="Total time per model call, retries included (VECTREE_LLM_DEADLINE).",
     )
     max_concurrency: int = Field(default=4, description="Concurrent enrichment calls.")
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most tokens one reply may have (VECTREE_LLM_MAX_TOKENS; default: the "
+        "server's own limit). Keeps a small local model from rambling until its deadline.",
+    )
 
     @property
     def configured(self) -> bool:
@@ -157,6 +163,11 @@ class LLMSettings(BaseModel):
             backoff_max_s=_env_float("VECTREE_LLM_BACKOFF_MAX", defaults.backoff_max_s),
             retry_after_max_s=_env_float("VECTREE_LLM_RETRY_AFTER_MAX", defaults.retry_after_max_s),
             deadline_s=_env_float("VECTREE_LLM_DEADLINE", defaults.deadline_s),
+            max_tokens=(
+                _env_positive("VECTREE_LLM_MAX_TOKENS", 1)
+                if _env("VECTREE_LLM_MAX_TOKENS")
+                else None
+            ),
         )
 
 

