@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
@@ -203,8 +203,6 @@ def test_llm_metadata_rejects_non_object() -> None:
 
 
 def test_the_request_payload_suits_servers_other_than_openai() -> None:
-    from langchain_core.messages import ToolMessage
-
     client = chat_model(LLMSettings(model="m1", base_url="http://127.0.0.1:9/v1", max_tokens=64))
     assert client is not None
     call = {"name": "search_documents", "args": {"query": "x"}, "id": "c1", "type": "tool_call"}
