@@ -18,11 +18,15 @@ from ingest import prompts
 from ingest.contents import ContentsEntry, ContentsReader
 from ingest.errors import IngestError
 from ingest.numbering import clean_title, parse_numbering
-from store.chat import ask_json, ask_text, json_value
+from store.chat import ModelCallError, ask_json, ask_text, json_value, prompt_budget
 from store.embeddings import count_tokens, truncate_to_tokens
 from store.types import SectionEntry
 
 GROUP_TOKENS = 20_000
+SUMMARY_BODY_TOKENS = 6_000
+METADATA_PAGE_TOKENS = 4_000
+PROMPT_FRAME_TOKENS = 100
+"""Page tags, labels and the chat template's own tokens around a request's text."""
 REPAIR_CONTEXT_PAGES = 2
 REPAIR_PAGE_TOKENS = 1_500
 # Dot leaders a model may copy after a contents title ("Risk Factors ........").
@@ -63,11 +67,18 @@ def _tagged_pages(pages: list[str], numbers: list[int], page_tokens: int | None 
     return "\n".join(f"<page {n}>\n{body(n)}\n</page {n}>" for n in numbers)
 
 
+def room(model: BaseChatModel, default: int, system: str) -> int:
+    """Tokens of document text a request may carry beside ``system``: ``default``, or less when
+    the model's context window would not hold it (``store.chat.prompt_budget``)."""
+    overhead = count_tokens(system) + PROMPT_FRAME_TOKENS
+    return min(default, prompt_budget(model, default + overhead) - overhead)
+
+
 def llm_entries(model: BaseChatModel, pages: list[str]) -> list[SectionEntry]:
     """Structure entries proposed by the LLM over overlapping page groups."""
     entries: list[SectionEntry] = []
     seen: set[tuple[str, int]] = set()
-    for group in page_groups(pages):
+    for group in page_groups(pages, room(model, GROUP_TOKENS, prompts.STRUCTURE_SYSTEM)):
         for item in _as_list(
             ask_json(model, prompts.STRUCTURE_SYSTEM, _tagged_pages(pages, group), json_value)
         ):
@@ -134,12 +145,17 @@ def llm_repairer(model: BaseChatModel):  # type: ignore[no-untyped-def]
 def llm_summaries(
     model: BaseChatModel, items: list[tuple[str, str]], concurrency: int
 ) -> list[str]:
-    """Summaries of (title, body) pairs, requested concurrently under a bound."""
+    """Summaries of (title, body) pairs, requested concurrently under a bound; a section whose
+    call fails gets "" (its extractive summary stays)."""
 
     def one(item: tuple[str, str]) -> str:
         title, body = item
-        user = f"Section: {title}\n\n{truncate_to_tokens(body, 6_000)}"
-        return ask_text(model, prompts.SUMMARY_SYSTEM, user)
+        text = truncate_to_tokens(body, room(model, SUMMARY_BODY_TOKENS, prompts.SUMMARY_SYSTEM))
+        user = f"Section: {title}\n\n{text}"
+        try:
+            return ask_text(model, prompts.SUMMARY_SYSTEM, user)
+        except ModelCallError:  # logged once; the section keeps its extractive summary
+            return ""
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         return list(pool.map(one, items))
@@ -147,7 +163,9 @@ def llm_summaries(
 
 def llm_metadata(model: BaseChatModel, hints: dict[str, Any], first_pages: str) -> dict[str, Any]:
     """Refined bibliographic fields, description and keywords (a dict; validated by the caller)."""
-    user = f"Hints: {json.dumps(hints)}\n\nFirst pages:\n{truncate_to_tokens(first_pages, 4_000)}"
+    system = f"{prompts.METADATA_SYSTEM}\n{json.dumps(hints)}"
+    opening = truncate_to_tokens(first_pages, room(model, METADATA_PAGE_TOKENS, system))
+    user = f"Hints: {json.dumps(hints)}\n\nFirst pages:\n{opening}"
     reply = ask_json(model, prompts.METADATA_SYSTEM, user, json_value)
     if not isinstance(reply, dict):
         raise LLMOutputError("metadata reply was not a JSON object")

@@ -304,9 +304,12 @@ def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update
     model = _model(runtime)
     if model is not None:
         hints = {k: v for k, v in meta.items() if k not in ("description", "keywords")}
-        meta = describe.merge_llm_metadata(
-            meta, llm.llm_metadata(model, hints, "\n".join(pages[:2]))
-        )
+        try:
+            refined = llm.llm_metadata(model, hints, "\n".join(pages[:2]))
+        except (ModelCallError, llm.LLMOutputError):  # enrichment: the page metadata stands
+            LOG.info("keeping the metadata read from the pages: the model's was unusable")
+        else:
+            meta = describe.merge_llm_metadata(meta, refined)
     return {"metadata": meta}
 
 

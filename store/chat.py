@@ -53,6 +53,7 @@ def chat_model(settings: LLMSettings) -> BaseChatModel | None:
         timeout=httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,
         max_completion_tokens=settings.max_tokens,
+        context_tokens=settings.context_tokens,
         http_client=http_client(RetryPolicy.of(settings)),
     )
 
@@ -108,6 +109,24 @@ class Usage:
             "model_calls": self.model_calls,
             "estimated": self.estimated,
         }
+
+
+REPLY_RESERVE = 1024
+"""Tokens kept for the reply when no reply limit is set."""
+TOKENIZER_MARGIN = 0.7
+"""Prompts are measured with the embedding tokenizer, which counts fewer tokens than most chat
+models' tokenizers do for the same text (SmolLM2's: about a third more on these documents)."""
+
+
+def prompt_budget(model: object, default: int) -> int:
+    """The most tokens (as ``store.embeddings.count_tokens`` counts them) a prompt for this model
+    may hold: ``default``, or less when the model's context window is known and would not fit
+    that prompt and its reply."""
+    window = getattr(model, "context_tokens", None)
+    if not window:
+        return default
+    reply = getattr(model, "max_tokens", None) or REPLY_RESERVE
+    return max(1, min(default, int((window - reply) * TOKENIZER_MARGIN)))
 
 
 def invoke(

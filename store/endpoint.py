@@ -255,6 +255,10 @@ class ChatEndpoint(ChatOpenAI):
     ``max_tokens``, which they and OpenAI's chat models read.
     """
 
+    context_tokens: int | None = None
+    """The model's context window (``LLMSettings.context_tokens``), for ``store.chat``'s prompt
+    budget; not sent."""
+
     def _get_request_payload(
         self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
     ) -> dict[str, Any]:

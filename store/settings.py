@@ -63,6 +63,11 @@ def _env_positive(name: str, default: int) -> int:
     return value
 
 
+def _env_optional_positive(name: str) -> int | None:
+    """A whole number of at least 1 from the environment, or None when unset."""
+    return _env_positive(name, 1) if _env(name) else None
+
+
 def _ingest_keys(raw: str | None, keys: tuple[str, ...]) -> tuple[str, ...] | None:
     """VECTREE_SERVER_INGEST_KEYS: unset is everyone, ``none`` no one, else keys that must be
     among VECTREE_SERVER_KEYS (a key that is not one would silently admit nobody)."""
@@ -135,6 +140,12 @@ class LLMSettings(BaseModel):
         description="Total time per model call, retries included (VECTREE_LLM_DEADLINE).",
     )
     max_concurrency: int = Field(default=4, description="Concurrent enrichment calls.")
+    context_tokens: int | None = Field(
+        default=None,
+        ge=256,
+        description="The model's context window in tokens (VECTREE_LLM_CONTEXT_TOKENS; default "
+        "unknown). When set, prompts are cut to fit it with the reply.",
+    )
     max_tokens: int | None = Field(
         default=None,
         ge=1,
@@ -163,11 +174,8 @@ class LLMSettings(BaseModel):
             backoff_max_s=_env_float("VECTREE_LLM_BACKOFF_MAX", defaults.backoff_max_s),
             retry_after_max_s=_env_float("VECTREE_LLM_RETRY_AFTER_MAX", defaults.retry_after_max_s),
             deadline_s=_env_float("VECTREE_LLM_DEADLINE", defaults.deadline_s),
-            max_tokens=(
-                _env_positive("VECTREE_LLM_MAX_TOKENS", 1)
-                if _env("VECTREE_LLM_MAX_TOKENS")
-                else None
-            ),
+            context_tokens=_env_optional_positive("VECTREE_LLM_CONTEXT_TOKENS"),
+            max_tokens=_env_optional_positive("VECTREE_LLM_MAX_TOKENS"),
         )
 
 

@@ -57,6 +57,7 @@ class LocalModel:
             "VECTREE_MODEL": self.model,
             "OPENAI_BASE_URL": self.base_url,
             "OPENAI_API_KEY": "local",
+            "VECTREE_LLM_CONTEXT_TOKENS": str(CONTEXT_TOKENS),
         }
 
 

@@ -29,12 +29,15 @@ from graph.state import RunStatus
 from graph.strategies import declared
 from graph.tool_engine import ToolEngine
 from store.catalog import Catalog
-from store.chat import ModelCallError, message_text
+from store.chat import ModelCallError, message_text, prompt_budget
+from store.embeddings import count_tokens, truncate_to_tokens
 from tools.formatting import CITATION_FORMAT, author_label, format_citation
 from tools.results import Passage, Tool, ToolResult
 from tools.toolbox import SearchScope, Toolbox
 
 NEEDS_LLM = "needs an LLM"
+ANSWER_TOKENS = 100_000
+"""The passages one answer call may carry, unless the model's context window is smaller."""
 ANSWER_PROMPT = f"""Answer the question from the numbered passages only. After each claim cite
 the page it comes from exactly as the passage header shows it: {CITATION_FORMAT}.
 If the passages do not contain the answer, say so. Be concise and specific."""
@@ -130,6 +133,8 @@ def answer_from_passages(request: StrategyRequest, passages: Sequence[Passage]) 
         f"[{i}] {passage_header(request, p)}\n{p.text.strip()}"
         for i, p in enumerate(passages, start=1)
     ]
+    framing = f"{ANSWER_PROMPT}\nQuestion: {request.question}\n\nPassages:\n\n"
+    blocks = fitting(blocks, prompt_budget(request.model, ANSWER_TOKENS) - count_tokens(framing))
     messages: list[BaseMessage] = [
         SystemMessage(ANSWER_PROMPT),
         HumanMessage(f"Question: {request.question}\n\nPassages:\n\n" + "\n\n".join(blocks)),
@@ -139,6 +144,21 @@ def answer_from_passages(request: StrategyRequest, passages: Sequence[Passage]) 
     except ModelCallError as exc:
         return StrategyOutcome(answer="", status="failed", detail=exc.reason)
     return StrategyOutcome(message_text(reply).strip())
+
+
+def fitting(blocks: Sequence[str], budget: int) -> list[str]:
+    """The leading blocks (best first) whose tokens fit ``budget``; at least the first, cut."""
+    kept: list[str] = []
+    used = 0
+    for block in blocks:
+        size = count_tokens(block)
+        if used + size > budget:
+            if not kept:
+                kept.append(truncate_to_tokens(block, max(1, budget)))
+            break
+        kept.append(block)
+        used += size
+    return kept
 
 
 def extractive_answer(request: StrategyRequest, passages: Sequence[Passage]) -> str:

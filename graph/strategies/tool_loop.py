@@ -32,6 +32,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BeforeValidator
 
+from graph.prompts import USE_TOOLS
 from graph.recorder import Recorder
 from graph.state import RunStatus, Step
 from graph.strategies import declared
@@ -98,6 +99,7 @@ class LoopState(TypedDict, total=False):
     usage: dict[str, Any]
     status: RunStatus
     status_detail: str
+    tool_choice: str
 
 
 RequestFactory = Callable[[Any, Runtime[Any]], StrategyRequest]
@@ -172,16 +174,27 @@ def loop_graph(
     """The loop as a graph; ``make_request`` and ``make_loop`` rebuild the run's request and
     its declared loop at every step."""
 
-    def turn(state: LoopState, runtime: Runtime[Any]) -> Command[Literal["tools", "__end__"]]:
-        """One model turn over the loop's conversation, with the strategy's tools bound."""
+    def turn(
+        state: LoopState, runtime: Runtime[Any]
+    ) -> Command[Literal["turn", "tools", "__end__"]]:
+        """One model turn over the loop's conversation, with the strategy's tools bound (and
+        ``tool_choice`` naming the first of them when the model must call one: see
+        ``graph.nodes._insisted_tool``, the same rule)."""
         step = _Step(state, runtime, make_request, make_loop)
         opening = [] if state.get("loop_messages") else _opening(step)
         conversation = [*(state.get("loop_messages") or []), *opening]
         turns = sum(isinstance(m, AIMessage) for m in conversation)
         if turns >= step.loop.max_calls + EXTRA_TURNS:
             return step.fallback("budget", f"tool calls continued past {step.loop.max_calls}")
+        choice = state.get("tool_choice") or "auto"
+        specs = step.engine.specs()
+        model = step.request.model
         try:
-            bound = step.request.model.bind_tools(step.engine.specs())  # type: ignore[union-attr]
+            bound = (
+                model.bind_tools(specs)  # type: ignore[union-attr]
+                if choice == "auto"
+                else model.bind_tools(specs, tool_choice=choice)  # type: ignore[union-attr]
+            )
         except NotImplementedError:
             return step.end(StrategyOutcome("", "failed", "the model cannot call tools"))
         try:
@@ -191,8 +204,13 @@ def loop_graph(
         if reply.tool_calls or reply.invalid_tool_calls:
             # A fresh id: the conversation keeps every turn even if a model repeats an id.
             kept = reply.model_copy(update={"id": None})
-            update = {**step.progress(), "loop_messages": [*opening, kept]}
+            update = {**step.progress(), "loop_messages": [*opening, kept], "tool_choice": "auto"}
             return Command(goto="tools", update=update)
+        if choice == "auto" and step.engine.used == 0 and step.loop.tools:
+            first = step.loop.tools[0].name
+            note = HumanMessage(USE_TOOLS.format(tool=first), name="tool_policy")
+            update = {**step.progress(), "loop_messages": [*opening, note], "tool_choice": first}
+            return Command(goto="turn", update=update)
         text = reply.text.strip()
         if text:
             return step.end(StrategyOutcome(text))
