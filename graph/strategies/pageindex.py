@@ -2,14 +2,18 @@
 table of contents, opening sections, reading the promising ones and following the
 cross-references they make, then answers from what it read.
 
-Each step the model sees a depth-limited outline (the top level always, and the sections on the
-path to its cursor expanded, like folders), what it has read, the cross-references found in that
-text with the sections they resolve to, and its remaining budget. It replies with one JSON action:
-``open`` (show a section's subsections), ``read`` (that section's pages, at most ``page_cap``),
-``back`` (up one level), ``jump`` (to the section a cross-reference names, e.g. "Appendix B") or
-``answer``. Every reply is validated (JSON, known action, existing node, visible or referenced,
-reads left); a bad one costs a step and the model is told exactly what was wrong. The search
-stops at MAX_STEPS steps or MAX_READS reads; then one answer call over the pages read ends it.
+The model first sees a depth-limited outline (the top level always, and the sections on the
+path to its cursor expanded, like folders), and acts with one tool per step: ``pageindex_open``
+(show a section's subsections), ``pageindex_read`` (that section's pages, at most ``page_cap``),
+``pageindex_back`` (up one level) or ``pageindex_jump`` (to the section a cross-reference names,
+e.g. "Appendix B"); every result ends with the updated outline, what it has read, the
+cross-references found in that text with the sections they resolve to, and its remaining budget.
+It answers by replying without a tool call. Every call goes through the tool engine (existing,
+visible or referenced node, reads left); a bad one costs a step and the model is told exactly
+what was wrong. It runs as the checkpointed tool loop (``graph.strategies.tool_loop``), the
+search rebuilt at every step by replaying the calls recorded since its outline; after
+MAX_STEPS calls (at most MAX_READS reads) and the loop's extra turns, one answer call over the
+pages read ends it.
 
 Single document (the run is restricted to one): the model's own answer is the answer. Corpus
 (several documents in scope): the documents are chosen first by DocScore over the top passages

@@ -1,4 +1,5 @@
-"""The tool loop of the strategies whose model calls their own tools (``rit``, ``agentic-search``).
+"""The tool loop of the strategies whose model calls their own tools (``rit``,
+``agentic-search``, ``pageindex``, ``verified-tree``, ``search-o1``).
 
 A looping strategy declares a :class:`ToolLoop`: its tools (argument schemas the model reads,
 each with its layer and an optional per-tool limit), its total call budget and its system
@@ -9,8 +10,10 @@ holding a request. Its state is JSON and messages only (the loop's own conversat
 used and run per tool, the passages shown); the tools and the model are rebuilt at each step
 from the run's context, and calls go through the one tool engine (``graph.tool_engine``).
 
-If the model still calls tools once the budget and the extra turns are spent, or answers with
-nothing, one answer call over the passages the tools showed ends the run.
+A model that has called no tool yet and replies without one is asked once more with
+``tool_choice`` naming the loop's first tool (the agent's rule, ``graph.nodes``). If the model
+still calls tools once the budget and the extra turns are spent, or answers with nothing, one
+answer call over the passages the tools showed ends the run.
 """
 
 from __future__ import annotations
