@@ -68,6 +68,13 @@ class Recorder:
         self.steps.append(step)
         return step
 
+    def since(self, tool: str) -> list[Step] | None:
+        """The steps after the latest call of ``tool``, None when it was never called: where a
+        strategy rebuilt from its recorded calls starts (a thread's earlier questions may have
+        made the same calls before it)."""
+        starts = [i for i, step in enumerate(self.steps) if step["tool"] == tool]
+        return self.steps[starts[-1] + 1 :] if starts else None
+
     def absorb(self, part: Recorder) -> None:
         """Append another recorder's steps (numbered on from these), pages and usage: the
         log of a sub-search that ran with its own recorder."""

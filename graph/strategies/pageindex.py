@@ -402,7 +402,7 @@ class TreeSearch:
         """The model's tools (open, read, back, jump; each result ends with the view), the step
         budget and the prompt, for the checkpointed tool loop; the search's outline call opens
         it the first time."""
-        if not self._outlined():
+        if self.recorder.since("pageindex_outline") is None:
             self.start()
         tools = [self._tool(schema, for_model=True) for schema in ACTION_SCHEMAS[1:5]]
         return ToolLoop(tools, MAX_STEPS, LOOP_PROMPT, first_message=self.view())
@@ -413,16 +413,9 @@ class TreeSearch:
             if step["ok"] and step["tool"] in MODEL_ACTIONS:
                 self.runs[step["tool"]](**step["args"])
 
-    def _outlined(self) -> bool:
-        return any(s["tool"] == "pageindex_outline" for s in self.recorder.steps)
-
     def _since_outline(self) -> list[Step]:
-        """The search's action steps after its latest outline (a thread's earlier questions
-        searched before it)."""
-        steps = self.recorder.steps
-        starts = [i for i, s in enumerate(steps) if s["tool"] == "pageindex_outline"]
-        since = steps[starts[-1] + 1 :] if starts else []
-        return [s for s in since if s["tool"] in self.runs]
+        """The search's action steps after its latest outline."""
+        return [s for s in self.recorder.since("pageindex_outline") or [] if s["tool"] in self.runs]
 
     # -- actions ---------------------------------------------------------------------------------
     def act(self, action: dict[str, Any]) -> str:

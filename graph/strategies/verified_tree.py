@@ -29,7 +29,6 @@ from typing import Any
 
 from pydantic import Field
 
-from graph.state import Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.strategies.pageindex import DocumentTree, node_line
 from graph.strategies.tool_loop import CITE_RULE, IdList, ToolLoop, run_tool_loop
@@ -210,7 +209,7 @@ class VerifiedSearch:
     def loop(self) -> ToolLoop:
         """Propose and read as tools, the tree in the first message (shown by the search's
         ``document_tree`` call the first time)."""
-        if not self._since_tree():
+        if self.request.recorder.since("document_tree") is None:
             self.engine.call("document_tree", {"doc_id": self.tree.doc_id})
         first = (
             f"Question: {self.request.question}\n\nSection tree of {self.tree.title!r} "
@@ -221,7 +220,7 @@ class VerifiedSearch:
     def replay(self) -> None:
         """Rebuild the rounds, the chosen sections and the pages read from the calls recorded
         since the search showed its tree."""
-        for step in self._since_tree()[1:]:
+        for step in self.request.recorder.since("document_tree") or []:
             details: dict[str, Any] = step.get("details", {})
             if step["tool"] == "propose_nodes" and "confidence" in details:
                 self.rounds += 1
@@ -231,11 +230,6 @@ class VerifiedSearch:
                 self.chosen = list(details.get("overlap", {}))
             elif step["tool"] == "read_node" and step["ok"]:
                 self.read_pages.update(step["pages"])
-
-    def _since_tree(self) -> list[Step]:
-        steps = self.request.recorder.steps
-        starts = [i for i, s in enumerate(steps) if s["tool"] == "document_tree"]
-        return steps[starts[-1] :] if starts else []
 
     # -- the offline policy -----------------------------------------------------------------------
     def fallback(self, reason: str) -> list[str]:
@@ -271,8 +265,7 @@ class VerifiedSearch:
         if self.rounds <= MAX_RETRIES:
             error = f"{low}. {verification.report()}\nPropose again from the tree."
             return ToolResult(f"Error: {error}", ok=False, doc_id=doc_id, details=details)
-        ranked = lexical_ranking(self.tree, self.request.question)
-        self.chosen = [node_id for node_id, _ in ranked]
+        self._choose_by_overlap()
         details["fallback"] = self.chosen
         error = (
             f"{low} after {self.rounds} rounds; the lexical fallback chose the sections sharing "
@@ -285,9 +278,14 @@ class VerifiedSearch:
         plan = reading_plan(self.tree, self.chosen, self.request.context.page_cap)
         return "; ".join(f"{i} {self.tree.nodes[i]['title']} (pages {pages})" for i, pages in plan)
 
-    def _fallback(self, reason: str) -> ToolResult:
+    def _choose_by_overlap(self) -> list[tuple[str, int]]:
+        """The lexical fallback's sections become the chosen ones; returned with overlaps."""
         ranked = lexical_ranking(self.tree, self.request.question)
         self.chosen = [node_id for node_id, _ in ranked]
+        return ranked
+
+    def _fallback(self, reason: str) -> ToolResult:
+        ranked = self._choose_by_overlap()
         text = "\n".join(node_line(self.tree.nodes[node_id]) for node_id, _ in ranked)
         return ToolResult(text, doc_id=self.tree.doc_id, details={"overlap": dict(ranked)})
 
