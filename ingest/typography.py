@@ -27,8 +27,13 @@ ITALIC_FLAG = 2
 TABLE_CELL_WORDS = 4
 # A cell holding a figure: digits, a currency or a percent sign.
 FIGURE_CELL = re.compile(r"[\d$%€£]")
-# Under this share of long lines crossing the middle, a page is set in two columns.
+# Under this share of running-text lines crossing the middle, a page is set in two columns.
 TWO_COLUMN_SHARE = 0.2
+# Lines this long are running text: their extents show where a page's text columns are.
+RUNNING_TEXT_CHARS = 40
+# Two lines are in different text columns when at least this many lines of running text set
+# across each of them stop short of the other.
+COLUMN_EVIDENCE = 2
 # Runs of at most this many lines of one style are one line (a heading wrapped over lines).
 MAX_MERGED_LINES = 3
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\.b$|-b$", re.IGNORECASE)
@@ -89,13 +94,14 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
     """Flag lines that share their row with a figure cell ("1,234", "$", "2022") or with two
     or more other short cells: a table row.
 
-    A heading level with the last words of a paragraph in another column ("ing a separate
-    return") is not in a table; on a two-column page only lines of the same column count.
+    A heading level with the last words of paragraphs in other columns ("ing a separate
+    return", "$100 or more") is not in a table: on a page set in two, three or more columns,
+    only lines of the same text column count (:func:`_other_column`).
     """
+    running = [line for line in lines if line.chars >= RUNNING_TEXT_CHARS]
     middle = width / 2
-    crossing = [line for line in lines if line.chars >= 40]
-    spanning = sum(line.box[0] < middle < line.box[2] for line in crossing)
-    two_columns = bool(crossing) and spanning < TWO_COLUMN_SHARE * len(crossing)
+    spanning = sum(line.box[0] < middle < line.box[2] for line in running)
+    two_columns = bool(running) and spanning < TWO_COLUMN_SHARE * len(running)
     by_top = sorted(lines, key=lambda line: line.box[1])
     row_cells: dict[int, list[Line]] = {id(line): [] for line in lines}
     for index, line in enumerate(by_top):
@@ -106,11 +112,30 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
                 continue
             if two_columns and (line.box[0] < middle) != (other.box[0] < middle):
                 continue
+            if _other_column(line, other, running):
+                continue
             row_cells[id(line)].append(other)
             row_cells[id(other)].append(line)
     for line in lines:
         short = [o for o in row_cells[id(line)] if len(o.text.split()) <= TABLE_CELL_WORDS]
         line.in_table = any(FIGURE_CELL.search(o.text) for o in short) or len(short) >= 2
+
+
+def _other_column(a: Line, b: Line, running: list[Line]) -> bool:
+    """Whether ``a`` and ``b`` sit in different text columns: lines of running text set across
+    the left one stop before the right one begins, and lines set across the right one start
+    after the left one ends. Running text above or below a table spans all of its cells, and a
+    statement's long row labels have no running text beside them in the figures' columns."""
+    left, right = (a, b) if a.box[0] <= b.box[0] else (b, a)
+    left_centre = (left.box[0] + left.box[2]) / 2
+    right_centre = (right.box[0] + right.box[2]) / 2
+    left_column = sum(
+        r.box[0] <= left_centre <= r.box[2] and r.box[2] <= right.box[0] for r in running
+    )
+    right_column = sum(
+        r.box[0] <= right_centre <= r.box[2] and r.box[0] >= left.box[2] for r in running
+    )
+    return min(left_column, right_column) >= COLUMN_EVIDENCE
 
 
 def _same_row(a: Line, b: Line) -> bool:

@@ -1,0 +1,57 @@
+"""Which lines are cells of a table row: text columns beside a heading are not cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from ingest.typography import Line, document_lines
+
+COLUMN_TEXT = "words of running text set in a narrow column"  # 44 characters
+
+
+def _lines(path: Path, draw: list[tuple[float, float, str, str]]) -> list[Line]:
+    """Lines of a one-page PDF holding (x, y, text, font) strings."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    for x, y, text, font in draw:
+        page.insert_text((x, y), text, fontsize=7, fontname=font)
+    doc.save(path)
+    with pymupdf.open(path) as pdf:
+        first = pdf[0]
+        return document_lines([(1, first.get_text("dict"), first.rect.height)])
+
+
+def _text(lines: list[Line], text: str) -> Line:
+    return next(line for line in lines if line.text == text)
+
+
+def test_a_heading_in_the_third_of_three_columns_is_no_table_cell(tmp_path: Path) -> None:
+    # Three columns of running text, 160 points wide, written column after column. Level
+    # with the heading in the third: the short last lines of two paragraphs, one with a figure.
+    ends = {40: "a separate return.", 230: "$100 or more."}
+    draw: list[tuple[float, float, str, str]] = []
+    for x in (40, 230, 420):
+        draw += [(x, 100 + 10 * row, COLUMN_TEXT, "helv") for row in range(8)]
+        draw.append((x, 190, ends.get(x, "Line 4"), "helv" if x in ends else "hebo"))
+    draw += [(420, 200 + 10 * row, COLUMN_TEXT, "helv") for row in range(4)]
+    lines = _lines(tmp_path / "columns.pdf", draw)
+    assert not _text(lines, "Line 4").in_table
+
+
+def test_a_statement_row_with_long_labels_stays_a_table_row(tmp_path: Path) -> None:
+    labels = [
+        "Net cash provided by operating activities of the company",
+        "Net cash used in investing activities during the year",
+        "Net cash used in financing activities during the year",
+        "Effect of exchange rate changes on cash and equivalents",
+        "Total",
+    ]
+    paragraph = "The statements below are read together with the notes to them. " * 2
+    draw = [(40, 80, paragraph.strip(), "helv"), (40, 88, paragraph.strip(), "helv")]
+    draw += [(40, 100 + 12 * row, label, "helv") for row, label in enumerate(labels)]
+    draw += [(400, 100 + 12 * row, f"{1234 + row:,}", "helv") for row in range(len(labels))]
+    lines = _lines(tmp_path / "statement.pdf", draw)
+    assert _text(lines, "Total").in_table
+    assert _text(lines, labels[0]).in_table
