@@ -58,6 +58,8 @@ STANDALONE = re.compile(
     r"^(signatures?|exhibits?|exhibit index|index to exhibits|glossary|back cover)$", re.I
 )
 # Dot leaders set with spaces (". . . . .") between a title and its page number.
+# How the second line of a wrapped title starts: a lower-case word or a dash.
+CONTINUATION = re.compile(r"^(?:[a-z]|[-–—]\s)")
 SPACED_LEADER = re.compile(r"(?:\s*[.·…]){3,}\s*$")
 FOLIO_ONLY = re.compile(r"[\divxlc\-–— ]+")
 ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
@@ -215,11 +217,15 @@ def parse_entries(
             continue
         if pending is not None and _continues(pending, entry):
             entry = _joined(pending, entry)
+        elif pending is not None and pending.numbering is not None:
+            entries.append(pending)  # a numbered entry printed without its page
         pending = None
-        if entry.printed is None and entry.numbering is None and expects_pages:
+        if entry.printed is None and expects_pages:
             pending = entry  # the first line of a wrapped title, or a caption (dropped)
             continue
         entries.append(entry)
+    if pending is not None and pending.numbering is not None:
+        entries.append(pending)
     return entries
 
 
@@ -315,8 +321,15 @@ def _expects_pages(rows: list[Row], total_pages: int) -> bool:
 
 
 def _continues(first: ContentsEntry, second: ContentsEntry) -> bool:
-    """The second line finishes the first: no numbering of its own, same or deeper indent."""
-    return second.numbering is None and second.x >= first.x - INDENT_TOLERANCE
+    """The second line finishes the first: no numbering of its own, same or deeper indent.
+
+    A numbered first line is finished only by words that cannot open a title (lower case, a
+    dash: "7.1 Summary of … testing" / "and linkage to care 67"); otherwise the next line is
+    an entry of its own under it ("1 Getting started" / "Installing 3").
+    """
+    if second.numbering is not None or second.x < first.x - INDENT_TOLERANCE:
+        return False
+    return first.numbering is None or bool(CONTINUATION.match(second.title))
 
 
 def _joined(first: ContentsEntry, second: ContentsEntry) -> ContentsEntry:

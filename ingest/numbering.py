@@ -91,10 +91,17 @@ class Numbering:
     depth: int
 
 
+# A multi-level number run into its title's first capital ("16.10.1Font selection").
+GLUED_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+\.?)(?=[A-Z][a-z])")
+
+
 def clean_title(text: str) -> str:
-    """Collapse whitespace and re-join small caps split by extraction ("I NTRODUCTION")."""
+    """Collapse whitespace, re-join small caps split by extraction ("I NTRODUCTION") and part
+    a dotted number from a title it was printed against ("16.10Styling stories": the number
+    column of a contents list too narrow for it)."""
     text = " ".join(unicodedata.normalize("NFKC", text).split())
-    return SPLIT_SMALL_CAPS.sub(lambda m: m.group(1) + m.group(2), text)
+    text = SPLIT_SMALL_CAPS.sub(lambda m: m.group(1) + m.group(2), text)
+    return GLUED_NUMBER.sub(r"\1 ", text)
 
 
 def _plausible_rest(rest: str) -> bool:

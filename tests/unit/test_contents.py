@@ -102,6 +102,27 @@ def test_entries_parse_dot_leaders_wrapped_titles_and_skip_labels_and_notes() ->
     ]
 
 
+def test_numbered_titles_wrapped_over_lines_and_numbers_run_into_titles() -> None:
+    rows = [
+        row(5, 0.10, (250, "Contents")),
+        row(5, 0.15, (72, "7.1 Summary of existing and new recommendations on uptake")),
+        row(5, 0.18, (72, "and linkage to care"), (500, "67")),
+        row(5, 0.21, (72, "CHAPTER 8. DETECTION OF VIRAEMIC INFECTION")),
+        row(5, 0.24, (72, "– NEW RECOMMENDATIONS"), (500, "74")),
+        row(5, 0.27, (72, "Part 2 Getting started")),
+        row(5, 0.30, (84, "Installing"), (500, "80")),
+        row(5, 0.33, (84, "16.10Styling stories"), (500, "88")),
+    ]
+    entries = parse_entries(rows, 120)
+    assert [(e.title, e.printed) for e in entries] == [
+        ("7.1 Summary of existing and new recommendations on uptake and linkage to care", "67"),
+        ("Chapter 8. DETECTION OF VIRAEMIC INFECTION – NEW RECOMMENDATIONS", "74"),
+        ("Part 2 Getting started", None),
+        ("Installing", "80"),
+        ("16.10 Styling stories", "88"),
+    ]
+
+
 def _levels(titles: list[tuple[str, float]]) -> list[int]:
     entries = [
         ContentsEntry(title=t, printed="1", x=x, numbering=parse_numbering(t), list_page=2)
