@@ -32,11 +32,11 @@ import pymupdf
 from tqdm import tqdm
 
 from evals.outlined import OutlinedDocument, outlined_documents
-from ingest.heading_features import FEATURES, NUMBER_ONLY, feature_matrix
+from ingest.heading_features import FEATURES, feature_matrix
 from ingest.heading_model import MODEL_FILE, HeadingModel, scorable
 from ingest.locate import title_tokens
 from ingest.numbering import clean_title
-from ingest.typography import Line, document_lines
+from ingest.typography import NUMBER_ONLY, Line, document_lines
 
 SEED = 0
 PARAMETERS: dict[str, Any] = {

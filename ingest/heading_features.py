@@ -18,7 +18,16 @@ import numpy as np
 from ingest.headings import reads_like_title, running_key
 from ingest.layout import PAGE_TOKEN
 from ingest.numbering import clean_title, parse_numbering
-from ingest.typography import Line, body_line_height, body_size, looks_like_heading, same_style
+from ingest.typography import (
+    MAX_NUMBERED_HEADING_CHARS,
+    MAX_NUMBERED_HEADING_WORDS,
+    NUMBER_ONLY,
+    Line,
+    body_line_height,
+    body_size,
+    looks_like_heading,
+    same_style,
+)
 
 SCHEMES = (
     "part",
@@ -37,12 +46,6 @@ MAX_GAP_LINES = 10.0
 # Longer lines are never headings (a heading wrapped over three lines stays under these).
 MAX_HEADING_LINE_CHARS = 200
 MAX_HEADING_LINE_WORDS = 30
-# A bare number ("1.1", "IV.", "Chapter 3") printed apart from its title (beside or above it).
-NUMBER_ONLY = re.compile(
-    r"^(?:(?:part|chapter|section|article|appendix|item|note)\s+)?"
-    r"(?:\d{1,2}(?:\.\d{1,2})*|[IVXivx]{1,5}|[A-Z](?:\.\d{1,2})*)\.?$",
-    re.IGNORECASE,
-)
 LEADER = re.compile(r"(?:[.·…_]\s*){4,}")
 FEATURES = (
     "size_ratio",
@@ -130,9 +133,12 @@ def could_be_heading(line: Line) -> bool:
     text = line.text
     if NUMBER_ONLY.match(text):
         return True
+    numbered = parse_numbering(clean_title(text)) is not None
+    longest = MAX_NUMBERED_HEADING_CHARS if numbered else MAX_HEADING_LINE_CHARS
+    most_words = MAX_NUMBERED_HEADING_WORDS if numbered else MAX_HEADING_LINE_WORDS
     return (
-        len(text) <= MAX_HEADING_LINE_CHARS
-        and len(text.split()) <= MAX_HEADING_LINE_WORDS
+        len(text) <= longest
+        and len(text.split()) <= most_words
         and any(ch.isalpha() for ch in text)
     )
 

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from ingest.heading_features import FEATURES, NUMBER_ONLY, could_be_heading, feature_matrix
+from ingest.heading_features import FEATURES, could_be_heading, feature_matrix
 from ingest.headings import HEADING_THRESHOLD
 from ingest.numbering import clean_title, parse_numbering
 from ingest.typography import (
+    NUMBER_ONLY,
     Line,
     PageText,
     body_line_height,

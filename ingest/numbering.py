@@ -37,7 +37,7 @@ ARABIC = re.compile(r"^(?P<num>\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.
 # A label word (or two) and a number: "Strategy 1.01:", "Strategic Goal 2:", "Task 1.1.1.1",
 # "Section 4 –", "Article 12." (agency plans, regulations, standards).
 LABELLED = re.compile(
-    r"^(?P<num>(?:[A-Z][a-z]+\s+){1,2}\d{1,2}(?:\.\d{1,2})*)(?![\d,])\.?\s*[:\-–—.]?\s+"
+    r"^(?P<num>(?:(?:[A-Z][a-z]+|[A-Z]{2,})\s+){1,2}\d{1,2}(?:\.\d{1,2})*)(?![\d,])\.?\s*[:\-–—.]?\s+"
     r"(?P<rest>\S.*)$"
 )
 # Words that introduce a number without naming a heading ("Figure 3", "Line 12", "Page 4").

@@ -21,6 +21,10 @@ from ingest.numbering import clean_title, parse_numbering
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
+# A numbered title may run longer ("Strategic Goal 6: Provide leadership in helping agencies
+# create inclusive work environments where …", wrapped over up to nine lines).
+MAX_NUMBERED_HEADING_CHARS = 320
+MAX_NUMBERED_HEADING_WORDS = 48
 BOLD_FLAG = 16
 ITALIC_FLAG = 2
 # A line beside a cell of at most this many words is in a table row.
@@ -34,10 +38,20 @@ RUNNING_TEXT_CHARS = 40
 # Two lines are in different text columns when at least this many lines of running text set
 # across each of them stop short of the other.
 COLUMN_EVIDENCE = 2
-# Runs of at most this many lines of one style are one line (a heading wrapped over lines).
+# Runs of at most this many lines of one style are one line (a heading wrapped over lines)...
 MAX_MERGED_LINES = 3
+# ...and so are longer runs, up to this many lines, of a numbered title set in bold capitals.
+MAX_CAPITALS_TITLE_LINES = 10
+# A line whose letters are at least this share capitals is set in capitals.
+CAPITALS_SHARE = 0.8
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\.b$|-b$", re.IGNORECASE)
 
+# A bare number ("1.1", "IV.", "Chapter 3") printed apart from its title (beside or above it).
+NUMBER_ONLY = re.compile(
+    r"^(?:(?:part|chapter|section|article|appendix|item|note)\s+)?"
+    r"(?:\d{1,2}(?:\.\d{1,2})*|[IVXivx]{1,5}|[A-Z](?:\.\d{1,2})*)\.?$",
+    re.IGNORECASE,
+)
 # One page as parse reads it: (1-based page number, PyMuPDF text dict, page height).
 PageText = tuple[int, dict[str, Any], float]
 
@@ -80,7 +94,7 @@ def page_lines(number: int, text: dict[str, Any], height: float) -> list[Line]:
             continue
         lines = [_line_record(number, raw, height, width) for raw in block["lines"]]
         for run in _style_runs([line for line in lines if line.text]):
-            if len(run) <= MAX_MERGED_LINES:
+            if len(run) <= MAX_MERGED_LINES or _capitals_title(run):
                 out.append(merge_lines(run))
                 continue
             for line in run:
@@ -90,9 +104,25 @@ def page_lines(number: int, text: dict[str, Any], height: float) -> list[Line]:
     return out
 
 
+def _capitals_title(run: list[Line]) -> bool:
+    """A numbered title in bold capitals wrapped over many short lines ("STRATEGIC GOAL 6:
+    PROVIDE" / "LEADERSHIP IN HELPING AGENCIES" / …): body text is never set that way."""
+    return (
+        len(run) <= MAX_CAPITALS_TITLE_LINES
+        and all(line.bold and capitals(line.text) for line in run)
+        and parse_numbering(clean_title(run[0].text)) is not None
+    )
+
+
+def capitals(text: str) -> bool:
+    """Whether a line is set in capitals."""
+    letters = [ch for ch in text if ch.isalpha()]
+    return bool(letters) and sum(ch.isupper() for ch in letters) >= CAPITALS_SHARE * len(letters)
+
+
 def _mark_table_cells(lines: list[Line], width: float) -> None:
     """Flag lines that share their row with a figure cell ("1,234", "$", "2022") or with two
-    or more other short cells: a table row.
+    or more other short cells: a table row. A heading's number printed beside it is no cell.
 
     A heading level with the last words of paragraphs in other columns ("ing a separate
     return", "$100 or more") is not in a table: on a page set in two, three or more columns,
@@ -117,8 +147,18 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
             row_cells[id(line)].append(other)
             row_cells[id(other)].append(line)
     for line in lines:
-        short = [o for o in row_cells[id(line)] if len(o.text.split()) <= TABLE_CELL_WORDS]
+        short = [
+            o
+            for o in row_cells[id(line)]
+            if len(o.text.split()) <= TABLE_CELL_WORDS and not _number_beside(o, line)
+        ]
         line.in_table = any(FIGURE_CELL.search(o.text) for o in short) or len(short) >= 2
+
+
+def _number_beside(cell: Line, line: Line) -> bool:
+    """A heading's number printed in a margin column left of its title ("A.1" beside
+    "Accreditation of PIV Card Issuers"): no figure cell of a table row."""
+    return cell.box[2] <= line.box[0] and bool(NUMBER_ONLY.match(cell.text.strip()))
 
 
 def _other_column(a: Line, b: Line, running: list[Line]) -> bool:
@@ -238,11 +278,9 @@ def looks_like_heading(line: Line, body: float) -> bool:
     """The typographic rule: short, not sentence-like, and larger, bold or emphasised."""
     text = line.text
     numbered = parse_numbering(clean_title(text)) is not None
-    # A numbered heading may run longer ("Strategy 1.02: Create a work environment where …").
-    longest = 2 if numbered else 1
-    if not 2 <= len(text) <= longest * MAX_HEADING_CHARS:
+    if not 2 <= len(text) <= (MAX_NUMBERED_HEADING_CHARS if numbered else MAX_HEADING_CHARS):
         return False
-    if len(text.split()) > longest * MAX_HEADING_WORDS:
+    if len(text.split()) > (MAX_NUMBERED_HEADING_WORDS if numbered else MAX_HEADING_WORDS):
         return False
     if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False

@@ -55,3 +55,28 @@ def test_a_statement_row_with_long_labels_stays_a_table_row(tmp_path: Path) -> N
     lines = _lines(tmp_path / "statement.pdf", draw)
     assert _text(lines, "Total").in_table
     assert _text(lines, labels[0]).in_table
+
+
+def test_a_number_printed_beside_its_heading_is_no_figure_cell(tmp_path: Path) -> None:
+    draw = [(100, 100, "Accreditation of Card Issuers", "hebo")]
+    draw += [(100, 110 + 10 * row, COLUMN_TEXT, "helv") for row in range(4)]
+    draw.append((40, 100, "A.1", "hebo"))  # set apart, in the margin column
+    lines = _lines(tmp_path / "appendix.pdf", draw)
+    assert not _text(lines, "Accreditation of Card Issuers").in_table
+
+
+def test_a_numbered_title_in_bold_capitals_over_many_lines_is_one_line(tmp_path: Path) -> None:
+    title = [
+        "STRATEGIC GOAL 6: PROVIDE",
+        "LEADERSHIP IN HELPING AGENCIES",
+        "CREATE INCLUSIVE WORK",
+        "ENVIRONMENTS WHERE A DIVERSE",
+        "FEDERAL WORKFORCE IS FULLY ENGAGED",
+    ]
+    draw = [(40, 100 + 10 * row, text, "hebo") for row, text in enumerate(title)]
+    draw += [(40, 160 + 10 * row, COLUMN_TEXT, "helv") for row in range(4)]
+    unnumbered = [text.replace("STRATEGIC GOAL 6: ", "") for text in title]
+    draw += [(40, 220 + 10 * row, text, "hebo") for row, text in enumerate(unnumbered)]
+    lines = _lines(tmp_path / "goal.pdf", draw)
+    assert _text(lines, " ".join(title)).merged == len(title)
+    assert sum(line.text in unnumbered for line in lines) == len(unnumbered)
