@@ -41,18 +41,20 @@ from tqdm import tqdm
 from evals.outlined import OutlinedDocument, outlined_documents
 from evals.train_headings import page_texts
 from ingest.context import STRUCTURE_MODES
-from ingest.heading_model import HeadingModel, candidates_from_scores
+from ingest.heading_model import HeadingModel, candidates_from_scores, scorable, scores_of
 from ingest.locate import mask_spans
 from ingest.numbering import clean_title, numbering_prefix
 from ingest.parse import ParsedPDF, parse_pdf
 from ingest.split import headings_within, split_oversized
 from ingest.structure import extract_structure
 from ingest.tree import build_tree, to_tree_nodes
-from ingest.typography import document_lines
+from ingest.typography import Line, document_lines
 from ingest.verify import insert_abstract, verify_entries
 from store.types import HeadingCandidate, TreeNode
 
 WORD = re.compile(r"[^\W_]+")
+# A bookmark's title counts as printed when it spans at most this many consecutive lines.
+MAX_PRINTED_LINES = 5
 # Documents this long must each reach the per-document floor.
 LONG_DOCUMENT_PAGES = 60
 
@@ -79,8 +81,38 @@ def _indexed(tree: list[TreeNode]) -> list[tuple[TreeNode, TreeNode | None]]:
     return out
 
 
-def compare(reference: list[dict[str, Any]], tree: list[TreeNode]) -> dict[str, Any]:
-    """Title recall, exact start pages and nesting of ``tree`` against reference entries."""
+def printed_titles(reference: list[dict[str, Any]], lines: list[Line]) -> list[bool]:
+    """Whether each bookmark's title is printed, word for word, on its page or a page either
+    side (on one line or over up to :data:`MAX_PRINTED_LINES` consecutive lines).
+
+    A bookmark its authors reworded ("DCG Overview - Option 1", "Blank (DO NOT REMOVE)") can
+    be found by no reader of the pages: the printed share bounds the title recall of any
+    structure read from the text, and recall over printed bookmarks shows what is left.
+    """
+    by_page: dict[int, list[str]] = defaultdict(list)
+    for line in lines:
+        by_page[line.page].append(line.text)
+    keys: dict[int, set[str]] = {}
+    for page, texts in by_page.items():
+        keys[page] = {
+            title_key(" ".join(texts[start : start + count]))
+            for start in range(len(texts))
+            for count in range(1, MAX_PRINTED_LINES + 1)
+        }
+    return [
+        any(
+            title_key(entry["title"]) in keys.get(page, set())
+            for page in (entry["start_page"] - 1, entry["start_page"], entry["start_page"] + 1)
+        )
+        for entry in reference
+    ]
+
+
+def compare(
+    reference: list[dict[str, Any]], tree: list[TreeNode], printed: list[bool] | None = None
+) -> dict[str, Any]:
+    """Title recall, exact start pages and nesting of ``tree`` against reference entries;
+    with ``printed`` (:func:`printed_titles`), also how many bookmarks are printed and found."""
     indexed = _indexed(tree)
     by_key: dict[str, list[tuple[TreeNode, TreeNode | None]]] = defaultdict(list)
     for node, parent in indexed:
@@ -114,8 +146,14 @@ def compare(reference: list[dict[str, Any]], tree: list[TreeNode]) -> dict[str, 
         elif parent_hit is not None and hit[1] is not None:
             nested += int(hit[1]["node_id"] == parent_hit[0]["node_id"])
     total = len(reference) or 1
+    printed = printed if printed is not None else [True] * len(reference)
+    printed_found = sum(
+        hit is not None and shown for hit, shown in zip(matched, printed, strict=True)
+    )
     return {
         "reference_entries": len(reference),
+        "printed": sum(printed),
+        "printed_found": printed_found,
         "found": found,
         "exact_start_pages": exact,
         "nested": nested,
@@ -138,6 +176,8 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     found = sum(int(r["found"]) for r in documents.values())
     exact = sum(int(r["exact_start_pages"]) for r in documents.values())
     nested = sum(int(r.get("nested", 0)) for r in documents.values())
+    printed = sum(int(r.get("printed", r["reference_entries"])) for r in documents.values())
+    printed_found = sum(int(r.get("printed_found", r["found"])) for r in documents.values())
     recalls = [float(r["title_recall"]) for r in documents.values()]
     exacts = [float(r["exact_start_page_accuracy"]) for r in documents.values()]
     long_recalls = [
@@ -153,6 +193,8 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "title_recall": round(found / entries, 3) if entries else None,
         "exact_start_page_accuracy": round(exact / entries, 3) if entries else None,
         "nesting": round(nested / found, 3) if found else None,
+        "printed_share": round(printed / entries, 3) if entries else None,
+        "printed_recall": round(printed_found / printed, 3) if printed else None,
         "macro_title_recall": round(sum(recalls) / len(recalls), 3) if recalls else None,
         "macro_exact_start_page_accuracy": round(sum(exacts) / len(exacts), 3) if exacts else None,
         "min_title_recall": min(recalls) if recalls else None,
@@ -194,10 +236,11 @@ def _scored(
     structure: str,
     ignore_outline: bool,
     candidates: list[HeadingCandidate],
+    printed: list[bool],
 ) -> dict[str, Any]:
     started = time.perf_counter()
     tree, method = document_tree({**parsed, "candidates": candidates}, structure, ignore_outline)
-    result = compare(document.entries, tree)
+    result = compare(document.entries, tree, printed)
     seconds = round(time.perf_counter() - started, 2)
     return {
         **result,
@@ -252,11 +295,24 @@ def evaluate(
                 }
                 fitted[document.name] = left_out[document.name] = failed
                 continue
-            candidates = _rule_candidates(document) if without_model else parsed["candidates"]
-            fitted[document.name] = _scored(document, parsed, structure, ignore_outline, candidates)
+            lines = document_lines(page_texts(document.pdf))
+            printed = printed_titles(document.entries, lines)
+            candidates = (
+                candidates_from_scores(lines, np.zeros(len(lines)))  # the rule's alone
+                if without_model
+                else parsed["candidates"]
+            )
+            fitted[document.name] = _scored(
+                document, parsed, structure, ignore_outline, candidates, printed
+            )
             if fold_candidates is not None:
                 left_out[document.name] = _scored(
-                    document, parsed, structure, ignore_outline, fold_candidates(document.name)
+                    document,
+                    parsed,
+                    structure,
+                    ignore_outline,
+                    fold_candidates(document.name),
+                    printed,
                 )
     bar.close()
     results: dict[str, Any] = {
@@ -273,12 +329,6 @@ def evaluate(
     return results
 
 
-def _rule_candidates(document: OutlinedDocument) -> list[HeadingCandidate]:
-    """The candidates of the typographic rule alone: every line scored zero by the model."""
-    lines = document_lines(page_texts(document.pdf))
-    return candidates_from_scores(lines, np.zeros(len(lines)))
-
-
 def _fold_candidates(data_dir: Path, progress: bool) -> FoldCandidates:
     """Per document, the candidates of a model trained on every other document."""
     from evals.train_headings import fit, load_training
@@ -288,7 +338,8 @@ def _fold_candidates(data_dir: Path, progress: bool) -> FoldCandidates:
     def candidates(name: str) -> list[HeadingCandidate]:
         held_out = next(d for d in training if d.name == name)
         model: HeadingModel = fit([d for d in training if d.name != name])
-        return candidates_from_scores(held_out.lines, model.probabilities(held_out.features))
+        scores = scores_of(model, held_out.features, scorable(held_out.lines))
+        return candidates_from_scores(held_out.lines, scores)
 
     return candidates
 
@@ -298,7 +349,7 @@ def format_table(results: Mapping[str, Any]) -> str:
     left = results.get("left_out")
     header = (
         f"{'document':40} {'kind':10} {'pages':>5} {'entries':>7} {'recall':>7} "
-        f"{'exact':>6} {'nest':>5} {'method':>8}"
+        f"{'exact':>6} {'nest':>5} {'method':>8} {'printed':>7}"
     )
     if left:
         header += f" {'LOO rec':>7} {'LOO ex':>6} {'LOO nst':>7}"
@@ -308,7 +359,8 @@ def format_table(results: Mapping[str, Any]) -> str:
             f"{name[:40]:40} {r.get('kind', '?'):10} {r.get('pages', 0):>5} "
             f"{r['reference_entries']:>7} {r['title_recall']:>7.3f} "
             f"{r['exact_start_page_accuracy']:>6.3f} {_rate(r.get('nesting')):>5} "
-            f"{r['method'] or 'failed':>8}"
+            f"{r['method'] or 'failed':>8} "
+            f"{r.get('printed', 0) / max(r['reference_entries'], 1):>7.3f}"
         )
         if left:
             o = left["documents"][name]
@@ -336,7 +388,9 @@ def _summary(label: str, results: Mapping[str, Any]) -> list[str]:
         f"{_rate(total['macro_exact_start_page_accuracy'])}; lowest recall "
         f"{_rate(total['min_title_recall'])} (of documents >= {LONG_DOCUMENT_PAGES} pages: "
         f"{_rate(total['min_title_recall_long'])}); {total['reference_entries']} bookmarks in "
-        f"{total['documents']} documents, {total['seconds']:.1f} s"
+        f"{total['documents']} documents, {total['seconds']:.1f} s; printed word for word "
+        f"{_rate(total['printed_share'])} of the bookmarks, of which found "
+        f"{_rate(total['printed_recall'])}"
     ]
     for kind, summary in results.get("kinds", {}).items():
         lines.append(

@@ -241,6 +241,32 @@ def test_compare_counts_titles_pages_and_nesting() -> None:
     assert result["missed"] == []
 
 
+def test_printed_titles_bound_what_a_reader_of_the_pages_can_find() -> None:
+    from evals.structure_recall import printed_titles
+    from ingest.typography import Line
+
+    def line(page: int, text: str) -> Line:
+        return Line(page=page, text=text, size=10, bold=False, y_frac=0.5, block_lines=1, chars=9)
+
+    reference = [
+        {"level": 1, "title": "1 Intro", "start_page": 1},
+        {"level": 1, "title": "Summary of the evidence and linkage", "start_page": 3},
+        {"level": 1, "title": "DCG Overview - Option 1", "start_page": 4},  # reworded
+    ]
+    lines = [
+        line(1, "Intro"),
+        line(2, "Summary of the evidence"),
+        line(2, "and linkage"),
+        line(4, "Data Center Group"),
+    ]
+    printed = printed_titles(reference, lines)
+    assert printed == [True, True, False]
+    result = compare(reference, [_node("0000", "Intro", 1)], printed)
+    assert result["printed"] == 2 and result["printed_found"] == 1
+    total = overall({"a.pdf": {**result, "pages": 4}})
+    assert total["printed_share"] == 0.667 and total["printed_recall"] == 0.5
+
+
 def test_numbering_is_ignored_when_titles_are_compared() -> None:
     from evals.structure_recall import title_key
 
