@@ -91,8 +91,8 @@ class Numbering:
     depth: int
 
 
-# A multi-level number run into its title's first capital ("16.10.1Font selection").
-GLUED_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+\.?)(?=[A-Z][a-z])")
+# A multi-level number run into its title ("16.10.1Font selection", "14.10TGA"; not "3.5GHz").
+GLUED_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+\.?)(?=[A-Z][a-z]|[A-Z]{2,}(?:\s|$))")
 
 
 def clean_title(text: str) -> str:

@@ -178,4 +178,5 @@ def test_words_before_a_number_that_name_no_heading(title: str) -> None:
 
 def test_a_dotted_number_run_into_its_title_is_parted() -> None:
     assert clean_title("16.10.1Font selection") == "16.10.1 Font selection"
+    assert clean_title("14.10TGA") == "14.10 TGA"
     assert clean_title("3.5GHz Processors") == "3.5GHz Processors"
