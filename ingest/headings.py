@@ -33,8 +33,10 @@ RUNNING_MAX_PAGES = 8
 MARGIN = 0.1
 # A line the heading model scores at this or more is a heading (its own decision point).
 HEADING_THRESHOLD = 0.5
-# Unnumbered headings nest by font size at most this deep.
-MAX_SIZE_LEVELS = 3
+# Headings nest by font size at most this deep: the six levels of HTML's h1–h6.
+MAX_SIZE_LEVELS = 6
+# Numbering gives the levels when at least this share of the headings are numbered.
+NUMBERED_SHARE = 0.25
 # Figures inside a line ("TOTAL 369", "12.1 %", "$ 5") mark a table row, not a heading.
 FIGURE = re.compile(r"[$%€£]|\d[\d,]*\.\d|\d{1,3}(,\d{3})+")
 
@@ -201,28 +203,35 @@ def _drop_title_page(candidates: list[HeadingCandidate]) -> list[HeadingCandidat
 
 
 def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:
-    """Numbered headings take their level from numbering; the rest from font size."""
+    """Numbered headings take their level from numbering, the rest from font size.
+
+    Where numbered headings are few (a form's instructions, an agency report with a handful of
+    "Strategic Goal N:" headings), numbering is not what structures the document: every
+    heading then takes its level from font size, so the sizes still nest.
+    """
+    numbered = [parse_numbering(clean_title(cand["text"])) for cand in candidates]
+    by_numbering = sum(n is not None for n in numbered) >= NUMBERED_SHARE * len(candidates)
     assigner = LevelAssigner()
-    size_levels = _size_levels(candidates)
+    size_levels = _size_levels(candidates, by_numbering)
     entries: list[SectionEntry] = []
-    for cand in candidates:
-        title = clean_title(cand["text"])
-        numbering = parse_numbering(title)
-        if numbering is not None:
+    for cand, numbering in zip(candidates, numbered, strict=True):
+        if numbering is not None and by_numbering:
             level = assigner.level(numbering)
         else:
             level = _unnumbered_level(cand["size"], size_levels)
+        title = clean_title(cand["text"])
         entries.append(SectionEntry(level=level, title=title, start_page=cand["page"]))
     return entries
 
 
-def _size_levels(candidates: list[HeadingCandidate]) -> dict[float, int]:
+def _size_levels(candidates: list[HeadingCandidate], by_numbering: bool) -> dict[float, int]:
     """Level of each heading font size: that of the numbered headings set in it (first seen
-    wins); without numbered headings, the rank of the size among those of two headings or more
-    (larger type, higher level), so an unnumbered book or report still nests."""
+    wins) when numbering structures the document; otherwise the rank of the size among those
+    of two headings or more (larger type, higher level), so an unnumbered book or report
+    still nests."""
     assigner = LevelAssigner()
     sizes: dict[float, int] = {}
-    for cand in candidates:
+    for cand in candidates if by_numbering else []:
         numbering = parse_numbering(clean_title(cand["text"]))
         if numbering is not None:
             sizes.setdefault(round(cand["size"], 1), assigner.level(numbering))

@@ -171,6 +171,15 @@ def test_unnumbered_headings_take_the_level_of_similar_font_sizes() -> None:
     ]
 
 
+def test_where_few_headings_are_numbered_every_heading_nests_by_size() -> None:
+    # a form's instructions: four sizes of heading, one "Chapter 11 …" among them
+    sizes = [("Filing Status", 16), ("Line 1", 14), ("Single", 12), ("Exception", 10)]
+    candidates = [cand(page, f"{text} {page}", size) for page in (2, 3) for text, size in sizes]
+    candidates.append(cand(4, "Chapter 11 Bankruptcy Cases", 12))
+    entries = entries_from_headings(candidates, [""] * 20)
+    assert [e["level"] for e in entries] == [1, 2, 3, 4, 1, 2, 3, 4, 3]
+
+
 def test_entries_carry_page_and_no_verification_flags() -> None:
     entries = entries_from_headings([cand(3, "Introduction", 14)], [""] * 10)
     assert entries == [{"level": 1, "title": "Introduction", "start_page": 3}]
