@@ -188,14 +188,24 @@ def _overlap_x(a: Line, b: Line) -> bool:
 
 
 def _style_runs(lines: list[Line]) -> list[list[Line]]:
-    """Split consecutive lines wherever size or weight changes."""
+    """Split consecutive lines wherever size or weight changes, and between lines set side by
+    side: cells of one table row ("TOTAL" | "369") are no title wrapped over lines. A heading's
+    number printed beside its title ("A.1" | "Accreditation …") stays with it."""
     runs: list[list[Line]] = []
     for line in lines:
-        if runs and same_style(runs[-1][-1], line):
+        previous = runs[-1][-1] if runs else None
+        if previous is not None and same_style(previous, line) and _stacked(previous, line):
             runs[-1].append(line)
         else:
             runs.append([line])
     return runs
+
+
+def _stacked(upper: Line, lower: Line) -> bool:
+    """Whether ``lower`` continues ``upper`` under it (not beside it, not in another column)."""
+    if NUMBER_ONLY.match(upper.text.strip()):
+        return True
+    return not _same_row(upper, lower) and _overlap_x(upper, lower)
 
 
 def _line_record(page_no: int, raw: dict[str, Any], height: float, width: float) -> Line:

@@ -88,3 +88,16 @@ def test_the_shipped_model_is_the_one_the_training_script_produces(
     assert len(outlined_documents(SHARED_DATA)) >= 25
     code = train_main(["--data", str(SHARED_DATA), "--out", str(MODEL_FILE), "--check"])
     assert code == 0, capsys.readouterr().out
+
+
+def test_form_instructions_in_three_columns_keep_and_nest_their_headings(tmp_path: Path) -> None:
+    """The IRS instructions print "Line 4" beside the ends of paragraphs in two other columns
+    (no table row) and have no contents list worth following: their headings are found and
+    nest by size ("Filing Status" > "Line 1" > "Single")."""
+    require_shared_data()
+    pdf = OUTLINED / "pdfs" / "irs_i1040gi.pdf"
+    tree, method = document_tree(parse_pdf(pdf, "pymupdf4llm", tmp_path / "img"), "auto", True)
+    result = compare(_reference(pdf.name), tree)
+    assert method == "headings"
+    assert result["title_recall"] >= 0.9, result
+    assert result["nesting"] >= 0.7, result

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pymupdf
 
-from ingest.typography import Line, document_lines
+from ingest.typography import Line, document_lines, page_lines
 
 COLUMN_TEXT = "words of running text set in a narrow column"  # 44 characters
 
@@ -80,3 +81,36 @@ def test_a_numbered_title_in_bold_capitals_over_many_lines_is_one_line(tmp_path:
     lines = _lines(tmp_path / "goal.pdf", draw)
     assert _text(lines, " ".join(title)).merged == len(title)
     assert sum(line.text in unnumbered for line in lines) == len(unnumbered)
+
+
+def _raw_line(text: str, box: tuple[float, float, float, float]) -> dict[str, Any]:
+    span = {"text": text, "size": 9.0, "flags": 16, "font": "Helvetica-Bold", "bbox": box}
+    return {"spans": [span], "bbox": box, "dir": (1.0, 0.0)}
+
+
+def test_cells_of_one_row_in_one_block_are_no_wrapped_title() -> None:
+    block = {
+        "type": 0,
+        "lines": [
+            _raw_line("U.S. RETAIL STORES", (56, 100, 118, 110)),
+            _raw_line("NUMBER", (300, 100, 330, 110)),
+            _raw_line("TOTAL", (56, 112, 84, 122)),
+            _raw_line("369", (310, 112, 325, 122)),
+        ],
+    }
+    wrapped = {
+        "type": 0,
+        "lines": [
+            _raw_line("2.3", (56, 200, 70, 210)),  # a heading's number beside its title
+            _raw_line("Significant Customer", (80, 200, 180, 210)),
+        ],
+    }
+    lines = page_lines(1, {"width": 612, "blocks": [block, wrapped]}, 792)
+    assert [line.text for line in lines] == [
+        "U.S. RETAIL STORES",
+        "NUMBER",
+        "TOTAL",
+        "369",
+        "2.3 Significant Customer",
+    ]
+    assert _text(lines, "TOTAL").in_table
