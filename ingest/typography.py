@@ -131,7 +131,11 @@ def _mark_table_cells(lines: list[Line], width: float) -> None:
     running = [line for line in lines if line.chars >= RUNNING_TEXT_CHARS]
     middle = width / 2
     spanning = sum(line.box[0] < middle < line.box[2] for line in running)
-    two_columns = bool(running) and spanning < TWO_COLUMN_SHARE * len(running)
+    left = sum(line.box[2] <= middle for line in running)
+    right = sum(line.box[0] >= middle for line in running)
+    # Running text in both halves and little across the middle: two columns. A statement's
+    # long row labels, all in the left half, make no second column of its figures.
+    two_columns = min(left, right) >= COLUMN_EVIDENCE and spanning < TWO_COLUMN_SHARE * len(running)
     by_top = sorted(lines, key=lambda line: line.box[1])
     row_cells: dict[int, list[Line]] = {id(line): [] for line in lines}
     for index, line in enumerate(by_top):

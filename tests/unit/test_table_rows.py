@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+import pytest
 
 from ingest.typography import Line, document_lines, page_lines
 
@@ -41,7 +42,12 @@ def test_a_heading_in_the_third_of_three_columns_is_no_table_cell(tmp_path: Path
     assert not _text(lines, "Line 4").in_table
 
 
-def test_a_statement_row_with_long_labels_stays_a_table_row(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_paragraph", [True, False])
+def test_a_statement_row_with_long_labels_stays_a_table_row(
+    tmp_path: Path, with_paragraph: bool
+) -> None:
+    """With or without running text across the page: long row labels in the left half make no
+    second text column of the figures."""
     labels = [
         "Net cash provided by operating activities of the company",
         "Net cash used in investing activities during the year",
@@ -49,8 +55,8 @@ def test_a_statement_row_with_long_labels_stays_a_table_row(tmp_path: Path) -> N
         "Effect of exchange rate changes on cash and equivalents",
         "Total",
     ]
-    paragraph = "The statements below are read together with the notes to them. " * 2
-    draw = [(40, 80, paragraph.strip(), "helv"), (40, 88, paragraph.strip(), "helv")]
+    paragraph = ("The statements below are read together with the notes to them. " * 2).strip()
+    draw = [(40, 80, paragraph, "helv"), (40, 88, paragraph, "helv")] if with_paragraph else []
     draw += [(40, 100 + 12 * row, label, "helv") for row, label in enumerate(labels)]
     draw += [(400, 100 + 12 * row, f"{1234 + row:,}", "helv") for row in range(len(labels))]
     lines = _lines(tmp_path / "statement.pdf", draw)
