@@ -99,13 +99,12 @@ def printed_titles(reference: list[dict[str, Any]], lines: list[Line]) -> list[b
             for start in range(len(texts))
             for count in range(1, MAX_PRINTED_LINES + 1)
         }
-    return [
-        any(
-            title_key(entry["title"]) in keys.get(page, set())
-            for page in (entry["start_page"] - 1, entry["start_page"], entry["start_page"] + 1)
-        )
-        for entry in reference
-    ]
+    printed: list[bool] = []
+    for entry in reference:
+        key = title_key(entry["title"])  # a bookmark without words is printed nowhere
+        near = (entry["start_page"] - 1, entry["start_page"], entry["start_page"] + 1)
+        printed.append(bool(key) and any(key in keys.get(page, set()) for page in near))
+    return printed
 
 
 def compare(
