@@ -4,6 +4,10 @@ Each configuration ingests the whole folder into a fresh library in its own proc
 memory is that run's alone), on the offline default path (no LLM):
 
     python -m evals.bench_ingest --pdfs ../shared/data/pdfs --workers 1 2 [--json]
+
+``--heading-model`` also times, in this process, what the heading model adds to the parse step:
+its line features, trees and candidates against the typographic rule's candidates alone, over
+the same text lines (the lines are read for both, so they are not counted).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,21 +60,60 @@ def run_once(pdfs: Path, workers: int, parser: str) -> dict[str, Any]:
         return report
 
 
+def heading_model_seconds(pdfs: Path) -> dict[str, Any]:
+    """Seconds the heading model's path and the rule's alone take over every PDF's lines."""
+    import numpy as np
+
+    from evals.train_headings import page_texts
+    from ingest.heading_model import candidates_from_scores, line_scores, shipped_model
+    from ingest.typography import document_lines
+
+    model, pages, with_model, rule_alone = shipped_model(), 0, 0.0, 0.0
+    for pdf in sorted(pdfs.glob("*.pdf")):
+        texts = page_texts(pdf)
+        lines = document_lines(texts)
+        pages += len(texts)
+        started = time.perf_counter()
+        candidates_from_scores(lines, line_scores(model, lines, len(texts)))
+        with_model += time.perf_counter() - started
+        started = time.perf_counter()
+        candidates_from_scores(lines, np.zeros(len(lines)))
+        rule_alone += time.perf_counter() - started
+    return {
+        "pages": pages,
+        "heading_model_seconds": round(with_model, 2),
+        "rule_alone_seconds": round(rule_alone, 2),
+        "model_ms_per_page": round(1000 * (with_model - rule_alone) / max(pages, 1), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pdfs", default="../shared/data/pdfs", help="folder of PDFs")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parser", default="pymupdf4llm")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--heading-model",
+        action="store_true",
+        help="also time what the heading model adds over the typographic rule alone",
+    )
     args = parser.parse_args()
     ensure_minilm_onnx(default_cache_dir())  # the one-time model conversion is not measured
     results = [run_once(Path(args.pdfs), workers, args.parser) for workers in args.workers]
+    model = heading_model_seconds(Path(args.pdfs)) if args.heading_model else None
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps({"runs": results, "heading_model": model} if model else results, indent=2))
         return
     print(" | ".join(FIELDS))
     for row in results:
         print(" | ".join(str(row[field]) for field in FIELDS))
+    if model:
+        print(
+            f"heading model: {model['heading_model_seconds']} s over {model['pages']} pages "
+            f"(the rule alone {model['rule_alone_seconds']} s): "
+            f"{model['model_ms_per_page']} ms a page"
+        )
 
 
 if __name__ == "__main__":
