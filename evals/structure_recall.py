@@ -35,13 +35,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from evals.outlined import OutlinedDocument, outlined_documents
 from evals.train_headings import page_texts
 from ingest.context import STRUCTURE_MODES
-from ingest.heading_model import HeadingModel, candidates_from_scores, scorable, scores_of
+from ingest.heading_model import (
+    HeadingModel,
+    candidates_from_scores,
+    rule_candidates,
+    scorable,
+    scores_of,
+)
 from ingest.locate import mask_spans
 from ingest.numbering import clean_title, numbering_prefix
 from ingest.parse import ParsedPDF, parse_pdf
@@ -296,11 +301,7 @@ def evaluate(
                 continue
             lines = document_lines(page_texts(document.pdf))
             printed = printed_titles(document.entries, lines)
-            candidates = (
-                candidates_from_scores(lines, np.zeros(len(lines)))  # the rule's alone
-                if without_model
-                else parsed["candidates"]
-            )
+            candidates = rule_candidates(lines) if without_model else parsed["candidates"]
             fitted[document.name] = _scored(
                 document, parsed, structure, ignore_outline, candidates, printed
             )

@@ -57,9 +57,9 @@ INDENT_TOLERANCE = 6.0
 STANDALONE = re.compile(
     r"^(signatures?|exhibits?|exhibit index|index to exhibits|glossary|back cover)$", re.I
 )
-# Dot leaders set with spaces (". . . . .") between a title and its page number.
 # How the second line of a wrapped title starts: a lower-case word or a dash.
 CONTINUATION = re.compile(r"^(?:[a-z]|[-–—]\s)")
+# Dot leaders set with spaces (". . . . .") between a title and its page number.
 SPACED_LEADER = re.compile(r"(?:\s*[.·…]){3,}\s*$")
 FOLIO_ONLY = re.compile(r"[\divxlc\-–— ]+")
 ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}

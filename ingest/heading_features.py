@@ -19,12 +19,11 @@ from ingest.headings import reads_like_title, running_key
 from ingest.layout import PAGE_TOKEN
 from ingest.numbering import clean_title, parse_numbering
 from ingest.typography import (
-    MAX_NUMBERED_HEADING_CHARS,
-    MAX_NUMBERED_HEADING_WORDS,
     NUMBER_ONLY,
     Line,
     body_line_height,
     body_size,
+    length_limits,
     looks_like_heading,
     same_style,
 )
@@ -133,9 +132,7 @@ def could_be_heading(line: Line) -> bool:
     text = line.text
     if NUMBER_ONLY.match(text):
         return True
-    numbered = parse_numbering(clean_title(text)) is not None
-    longest = MAX_NUMBERED_HEADING_CHARS if numbered else MAX_HEADING_LINE_CHARS
-    most_words = MAX_NUMBERED_HEADING_WORDS if numbered else MAX_HEADING_LINE_WORDS
+    longest, most_words = length_limits(text, MAX_HEADING_LINE_CHARS, MAX_HEADING_LINE_WORDS)
     return (
         len(text) <= longest
         and len(text.split()) <= most_words

@@ -139,6 +139,11 @@ def scores_of(model: HeadingModel, features: np.ndarray, mask: np.ndarray) -> np
     return scores
 
 
+def rule_candidates(lines: list[Line]) -> list[HeadingCandidate]:
+    """The typographic rule's candidates alone (every line scored 0): the model's ablation."""
+    return candidates_from_scores(lines, np.zeros(len(lines)))
+
+
 def candidates_from_scores(lines: list[Line], scores: np.ndarray) -> list[HeadingCandidate]:
     """Heading candidates from scored lines: a number printed apart and a title wrapped over
     lines are joined to the heading they belong to."""

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 
 from ingest.locate import find_title, title_tokens
-from ingest.numbering import LevelAssigner, clean_title, parse_numbering
+from ingest.numbering import LevelAssigner, Numbering, clean_title, parse_numbering
 from store.types import HeadingCandidate, SectionEntry
 
 KNOWN_SECTIONS = re.compile(
@@ -210,12 +210,13 @@ def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:
     heading then takes its level from font size, so the sizes still nest.
     """
     numbered = [parse_numbering(clean_title(cand["text"])) for cand in candidates]
-    by_numbering = sum(n is not None for n in numbered) >= NUMBERED_SHARE * len(candidates)
+    if sum(n is not None for n in numbered) < NUMBERED_SHARE * len(candidates):
+        numbered = [None] * len(candidates)  # levels from type size alone
     assigner = LevelAssigner()
-    size_levels = _size_levels(candidates, by_numbering)
+    size_levels = _size_levels(candidates, numbered)
     entries: list[SectionEntry] = []
     for cand, numbering in zip(candidates, numbered, strict=True):
-        if numbering is not None and by_numbering:
+        if numbering is not None:
             level = assigner.level(numbering)
         else:
             level = _unnumbered_level(cand["size"], size_levels)
@@ -224,15 +225,16 @@ def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:
     return entries
 
 
-def _size_levels(candidates: list[HeadingCandidate], by_numbering: bool) -> dict[float, int]:
+def _size_levels(
+    candidates: list[HeadingCandidate], numbered: list[Numbering | None]
+) -> dict[float, int]:
     """Level of each heading font size: that of the numbered headings set in it (first seen
-    wins) when numbering structures the document; otherwise the rank of the size among those
-    of two headings or more (larger type, higher level), so an unnumbered book or report
-    still nests."""
+    wins) when numbering structures the document (``numbered``: each candidate's numbering, or
+    None); otherwise the rank of the size among those of two headings or more (larger type,
+    higher level), so an unnumbered book or report still nests."""
     assigner = LevelAssigner()
     sizes: dict[float, int] = {}
-    for cand in candidates if by_numbering else []:
-        numbering = parse_numbering(clean_title(cand["text"]))
+    for cand, numbering in zip(candidates, numbered, strict=True):
         if numbering is not None:
             sizes.setdefault(round(cand["size"], 1), assigner.level(numbering))
     if sizes:

@@ -109,12 +109,12 @@ def _capitals_title(run: list[Line]) -> bool:
     PROVIDE" / "LEADERSHIP IN HELPING AGENCIES" / …): body text is never set that way."""
     return (
         len(run) <= MAX_CAPITALS_TITLE_LINES
-        and all(line.bold and capitals(line.text) for line in run)
+        and all(line.bold and _capitals(line.text) for line in run)
         and parse_numbering(clean_title(run[0].text)) is not None
     )
 
 
-def capitals(text: str) -> bool:
+def _capitals(text: str) -> bool:
     """Whether a line is set in capitals."""
     letters = [ch for ch in text if ch.isalpha()]
     return bool(letters) and sum(ch.isupper() for ch in letters) >= CAPITALS_SHARE * len(letters)
@@ -288,13 +288,19 @@ def body_size(lines: list[Line]) -> float:
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
+def length_limits(text: str, chars: int, words: int) -> tuple[int, int]:
+    """The most characters and words a heading may have: ``chars`` and ``words``, or more for a
+    numbered title, which may run longer ("Strategic Goal 6: Provide leadership in …")."""
+    if parse_numbering(clean_title(text)) is not None:
+        return MAX_NUMBERED_HEADING_CHARS, MAX_NUMBERED_HEADING_WORDS
+    return chars, words
+
+
 def looks_like_heading(line: Line, body: float) -> bool:
     """The typographic rule: short, not sentence-like, and larger, bold or emphasised."""
     text = line.text
-    numbered = parse_numbering(clean_title(text)) is not None
-    if not 2 <= len(text) <= (MAX_NUMBERED_HEADING_CHARS if numbered else MAX_HEADING_CHARS):
-        return False
-    if len(text.split()) > (MAX_NUMBERED_HEADING_WORDS if numbered else MAX_HEADING_WORDS):
+    longest, most_words = length_limits(text, MAX_HEADING_CHARS, MAX_HEADING_WORDS)
+    if not 2 <= len(text) <= longest or len(text.split()) > most_words:
         return False
     if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False
