@@ -2,8 +2,12 @@
 
 Two folders of the development data hold them: ``reference-trees/author-outlines`` (four
 papers and releases of ``pdfs/`` and the Nike 10-K of ``financebench/pdfs/``) and ``outlined/``
-(20 long documents of every kind, with a ``kind`` in each outline file). Each reference names its
+(long documents of every kind, with a ``kind`` in each outline file). Each reference names its
 PDF by ``source_pdf``; the bookmarks are ``{level, title, start_page}`` with 1-based pages.
+
+Every document belongs to a *family*: the repository it came from (``outlined/manifest.json``).
+Documents of one family share producers, templates and fonts, so every fold that measures
+generalisation holds out whole families, never single documents or lines.
 """
 
 from __future__ import annotations
@@ -24,6 +28,15 @@ EARLIER_KINDS = {
     "NIKE_2023_10K.pdf": "filing",
     "regbi-interpretive-release.pdf": "regulation",
 }
+# ...and the repository each comes from (the data README's sources), as the manifest names them.
+EARLIER_FAMILIES = {
+    "0908.0054.pdf": "kermitt2/grobid",
+    "2206.10883v3.pdf": "allenai/papermage",
+    "2304.02623v1.pdf": "allenai/papermage",
+    "NIKE_2023_10K.pdf": "patronus-ai/financebench",
+    "regbi-interpretive-release.pdf": "VectifyAI/PageIndex",
+}
+MANIFEST = Path("outlined") / "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class OutlinedDocument:
     kind: str
     pages: int
     entries: list[dict[str, Any]]
+    family: str
 
 
 def reference_outlines(data_dir: Path) -> list[Path]:
@@ -57,6 +71,7 @@ def outlined_documents(data_dir: Path) -> list[OutlinedDocument]:
     """The reference documents, in a stable order; a missing PDF is an error naming it."""
     documents: list[OutlinedDocument] = []
     missing: list[str] = []
+    families = _families(data_dir)
     for path in reference_outlines(data_dir):
         reference = json.loads(path.read_text())
         name = reference["source_pdf"]
@@ -66,7 +81,8 @@ def outlined_documents(data_dir: Path) -> list[OutlinedDocument]:
             continue
         kind = reference.get("kind") or EARLIER_KINDS.get(name, "paper")
         pages = int(reference.get("page_count") or 0)
-        documents.append(OutlinedDocument(name, pdf, kind, pages, reference["entries"]))
+        family = families.get(name) or EARLIER_FAMILIES.get(name) or name
+        documents.append(OutlinedDocument(name, pdf, kind, pages, reference["entries"], family))
     if missing:
         folders = ", ".join(str(data_dir / folder) for folder in PDF_FOLDERS)
         raise FileNotFoundError(f"reference PDFs not found under {folders}: {', '.join(missing)}")
@@ -74,3 +90,12 @@ def outlined_documents(data_dir: Path) -> list[OutlinedDocument]:
         folders = ", ".join(str(data_dir / folder) for folder in OUTLINE_FOLDERS)
         raise FileNotFoundError(f"no reference outlines in {folders}")
     return documents
+
+
+def _families(data_dir: Path) -> dict[str, str]:
+    """The manifest's family of each ``outlined/`` PDF, by file name (none without a manifest:
+    every such document is then a family of its own)."""
+    path = data_dir / MANIFEST
+    if not path.is_file():
+        return {}
+    return {Path(record["file"]).name: record["family"] for record in json.loads(path.read_text())}

@@ -13,12 +13,19 @@ is the node of their parent bookmark, top-level ones at the top), the method use
 Summaries: micro (over bookmarks), macro (mean over documents), per kind, and the lowest recall
 among documents of 60 pages or more.
 
-``--folds`` measures generalisation leave-one-document-out: each document is also scored with a
-heading model trained on all the *other* documents (``evals.train_headings``), beside the
-shipped model trained on all of them. The left-out figure is the one that carries over to
-documents nobody trained on.
+Precision beside recall: nodes per bookmark, and on documents whose bookmarks go three levels or
+deeper (where the authors bookmarked nearly every heading) the share of tree nodes that match a
+bookmark; the unmatched node titles are listed by what they look like (captions, acronyms,
+labels, figures, sentences, other names).
 
-    python -m evals.structure_recall --data ../shared/data --ignore-outline [--folds]
+``--folds family`` measures generalisation to families nobody trained on: the families
+(``evals.outlined``) are spread over five folds, and each document is also scored with a heading
+model trained, its threshold chosen, on the other folds' families only (``evals.train_headings``),
+beside the shipped model trained on all of them. ``--folds document`` holds out one document at a
+time, which leaks its family's templates and fonts into training. The family figure is the one
+that carries over to documents nobody trained on.
+
+    python -m evals.structure_recall --data ../shared/data --ignore-outline [--folds family]
         [--structure auto|outline|toc|headings|llm] [--only NAME ...] [--json]
 """
 
@@ -62,6 +69,14 @@ WORD = re.compile(r"[^\W_]+")
 MAX_PRINTED_LINES = 5
 # Documents this long must each reach the per-document floor.
 LONG_DOCUMENT_PAGES = 60
+# Node precision is measured on documents whose bookmarks go at least this deep.
+DEEP_LEVELS = 3
+# Nodes the tree builder adds itself, never a heading of the document.
+BUILT_NODES = ("Front matter", "Abstract")
+FOLD_KINDS = ("family", "document")
+CAPTION = re.compile(
+    r"^(table|figure|fig\.|exhibit|chart|graph|schedule)\s+[a-z]?[\d.-]*\d", re.IGNORECASE
+)
 
 
 def title_key(title: str) -> str:
@@ -118,6 +133,9 @@ def compare(
     """Title recall, exact start pages and nesting of ``tree`` against reference entries;
     with ``printed`` (:func:`printed_titles`), also how many bookmarks are printed and found."""
     indexed = _indexed(tree)
+    references = {title_key(entry["title"]) for entry in reference}
+    headed = [node for node, _ in indexed if node["title"] not in BUILT_NODES]
+    unmatched = [node["title"] for node in headed if title_key(node["title"]) not in references]
     by_key: dict[str, list[tuple[TreeNode, TreeNode | None]]] = defaultdict(list)
     for node, parent in indexed:
         by_key[title_key(node["title"])].append((node, parent))
@@ -154,18 +172,47 @@ def compare(
     printed_found = sum(
         hit is not None and shown for hit, shown in zip(matched, printed, strict=True)
     )
+    printed_exact = sum(
+        hit is not None and shown and hit[0]["start_page"] == entry["start_page"]
+        for hit, shown, entry in zip(matched, printed, reference, strict=True)
+    )
     return {
         "reference_entries": len(reference),
         "printed": sum(printed),
         "printed_found": printed_found,
+        "printed_exact": printed_exact,
+        "printed_recall": round(printed_found / sum(printed), 3) if any(printed) else None,
         "found": found,
         "exact_start_pages": exact,
         "nested": nested,
         "title_recall": round(found / total, 3),
         "exact_start_page_accuracy": round(exact / total, 3),
         "nesting": round(nested / found, 3) if found else None,
+        "nodes": len(headed),
+        "matched_nodes": len(headed) - len(unmatched),
+        "deep": max((int(entry["level"]) for entry in reference), default=0) >= DEEP_LEVELS,
         "missed": misses,
+        "unmatched": unmatched,
     }
+
+
+def unmatched_kind(title: str) -> str:
+    """What a node title that matches no bookmark looks like: a caption ("Table 4"), an acronym
+    ("NIST", "CMS"), a label ("Performance Indicators:", "Note"), figures ("2022 2021"), a
+    sentence, or another name (place names, people, short phrases)."""
+    words = title.split()
+    letters = [ch for ch in title if ch.isalpha()]
+    if CAPTION.match(title):
+        return "caption"
+    if len(words) <= 2 and letters and all(w.isupper() for w in words if w[:1].isalpha()):
+        return "acronym"
+    if title.rstrip().endswith(":") or len(words) == 1:
+        return "label"
+    if len(letters) < sum(ch.isdigit() for ch in title):
+        return "figures"
+    if len(words) > 12 or title.rstrip().endswith("."):
+        return "sentence"
+    return "other"
 
 
 def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -173,8 +220,8 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     (of all documents, and of those of 60 pages or more).
 
     Each document result needs ``reference_entries``, ``found``, ``exact_start_pages`` and
-    ``title_recall`` (as :func:`compare` returns them); ``nested``, ``pages`` and ``seconds``
-    are used when present.
+    ``title_recall`` (as :func:`compare` returns them); ``nested``, ``pages``, ``nodes``,
+    ``matched_nodes``, ``deep``, ``printed`` and ``seconds`` are used when present.
     """
     entries = sum(int(r["reference_entries"]) for r in documents.values())
     found = sum(int(r["found"]) for r in documents.values())
@@ -182,6 +229,23 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     nested = sum(int(r.get("nested", 0)) for r in documents.values())
     printed = sum(int(r.get("printed", r["reference_entries"])) for r in documents.values())
     printed_found = sum(int(r.get("printed_found", r["found"])) for r in documents.values())
+    printed_exact = sum(
+        int(r.get("printed_exact", r["exact_start_pages"])) for r in documents.values()
+    )
+    printed_recalls = [
+        float(r["printed_recall"])
+        for r in documents.values()
+        if r.get("printed_recall") is not None
+    ]
+    long_printed = [
+        float(r["printed_recall"])
+        for r in documents.values()
+        if int(r.get("pages", 0)) >= LONG_DOCUMENT_PAGES and r.get("printed_recall") is not None
+    ]
+    nodes = sum(int(r.get("nodes", 0)) for r in documents.values())
+    deep = [r for r in documents.values() if r.get("deep")]
+    deep_nodes = sum(int(r.get("nodes", 0)) for r in deep)
+    deep_matched = sum(int(r.get("matched_nodes", 0)) for r in deep)
     recalls = [float(r["title_recall"]) for r in documents.values()]
     exacts = [float(r["exact_start_page_accuracy"]) for r in documents.values()]
     long_recalls = [
@@ -199,20 +263,49 @@ def overall(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "nesting": round(nested / found, 3) if found else None,
         "printed_share": round(printed / entries, 3) if entries else None,
         "printed_recall": round(printed_found / printed, 3) if printed else None,
+        "printed_exact_start_page_accuracy": round(printed_exact / printed, 3) if printed else None,
+        "macro_printed_recall": (
+            round(sum(printed_recalls) / len(printed_recalls), 3) if printed_recalls else None
+        ),
+        "min_printed_recall_long": min(long_printed) if long_printed else None,
         "macro_title_recall": round(sum(recalls) / len(recalls), 3) if recalls else None,
         "macro_exact_start_page_accuracy": round(sum(exacts) / len(exacts), 3) if exacts else None,
         "min_title_recall": min(recalls) if recalls else None,
         "min_title_recall_long": min(long_recalls) if long_recalls else None,
+        "nodes_per_bookmark": round(nodes / entries, 3) if entries else None,
+        "deep_documents": len(deep),
+        "deep_node_precision": round(deep_matched / deep_nodes, 3) if deep_nodes else None,
         "seconds": round(sum(float(r.get("seconds", 0.0)) for r in documents.values()), 1),
     }
 
 
-def by_kind(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """:func:`overall` over the documents of each kind."""
-    kinds: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+def by_field(documents: Mapping[str, Mapping[str, Any]], field: str) -> dict[str, dict[str, Any]]:
+    """:func:`overall` over the documents of each value of ``field`` (kind, family)."""
+    groups: dict[str, dict[str, Mapping[str, Any]]] = defaultdict(dict)
     for name, result in documents.items():
-        kinds[str(result.get("kind", "?"))][name] = result
-    return {kind: overall(results) for kind, results in sorted(kinds.items())}
+        groups[str(result.get(field, "?"))][name] = result
+    return {value: overall(results) for value, results in sorted(groups.items())}
+
+
+def unmatched_by_kind(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The unmatched node titles of the deep documents, by :func:`unmatched_kind`."""
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for result in documents.values():
+        if result.get("deep"):
+            for title in result.get("unmatched", []):
+                kinds[unmatched_kind(title)].append(title)
+    return dict(sorted(kinds.items()))
+
+
+def summaries(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Per document, overall, per kind and per family, and the unmatched titles by kind."""
+    return {
+        "documents": dict(documents),
+        "overall": overall(documents),
+        "kinds": by_field(documents, "kind"),
+        "families": by_field(documents, "family"),
+        "unmatched": unmatched_by_kind(documents),
+    }
 
 
 def document_tree(
@@ -249,6 +342,7 @@ def _scored(
     return {
         **result,
         "kind": document.kind,
+        "family": document.family,
         "pages": len(parsed["pages"]),
         "method": method,
         "seconds": seconds,
@@ -263,24 +357,24 @@ def evaluate(
     data_dir: Path,
     structure: str = "auto",
     ignore_outline: bool = False,
-    folds: bool = False,
+    folds: str | None = None,
     only: list[str] | None = None,
     progress: bool = True,
     without_model: bool = False,
 ) -> dict[str, Any]:
-    """Score every outlined document; with ``folds`` also leave-one-document-out.
+    """Score every outlined document; with ``folds`` (:data:`FOLD_KINDS`) also held out.
 
     ``without_model`` scores the typographic rule's candidates alone (the ablation of the
     heading model).
 
-    Returns ``{"documents": {name: result}, "overall": ..., "kinds": ...}`` and, with folds,
-    the same under ``"left_out"``. A document that cannot be parsed counts with nothing found
+    Returns :func:`summaries` and, with folds, the same under ``"left_out"``. A document
+    that cannot be parsed counts with nothing found
     and carries its ``error``.
     """
     documents = outlined_documents(data_dir)
     if only:
         documents = [d for d in documents if d.name in only or Path(d.name).stem in only]
-    fold_candidates = _fold_candidates(data_dir, progress) if folds else None
+    fold_candidates = _fold_candidates(data_dir, folds, progress) if folds else None
     fitted: dict[str, dict[str, Any]] = {}
     left_out: dict[str, dict[str, Any]] = {}
     bar = tqdm(documents, unit="doc", desc="structure", disable=not progress, file=sys.stderr)
@@ -293,6 +387,7 @@ def evaluate(
                 failed = {
                     **compare(document.entries, []),
                     "kind": document.kind,
+                    "family": document.family,
                     "pages": document.pages,
                     "method": None,
                     "error": str(exc),
@@ -315,30 +410,34 @@ def evaluate(
                     printed,
                 )
     bar.close()
-    results: dict[str, Any] = {
-        "documents": fitted,
-        "overall": overall(fitted),
-        "kinds": by_kind(fitted),
-    }
+    results = summaries(fitted)
     if folds:
-        results["left_out"] = {
-            "documents": left_out,
-            "overall": overall(left_out),
-            "kinds": by_kind(left_out),
-        }
+        results["left_out"] = {"folds": folds, **summaries(left_out)}
     return results
 
 
-def _fold_candidates(data_dir: Path, progress: bool) -> FoldCandidates:
-    """Per document, the candidates of a model trained on every other document."""
-    from evals.train_headings import fit, load_training
+def _fold_candidates(data_dir: Path, folds: str, progress: bool) -> FoldCandidates:
+    """Per document, the candidates of a model trained without it: without its family's
+    documents (``folds="family"``), or without the document alone (``"document"``); each
+    fold's model chooses its threshold on its own training families."""
+    from evals.train_headings import family_folds, fit_with_threshold, load_training
 
     training = load_training(data_dir, progress)
+    held_outs = family_folds(training) if folds == "family" else [{d.name} for d in training]
+    fold_of = {
+        d.name: index
+        for index, held_out in enumerate(held_outs)
+        for d in training
+        if (d.family if folds == "family" else d.name) in held_out
+    }
+    models: dict[int, HeadingModel] = {}
 
     def candidates(name: str) -> list[HeadingCandidate]:
         held_out = next(d for d in training if d.name == name)
-        model: HeadingModel = fit([d for d in training if d.name != name])
-        scores = scores_of(model, held_out.features, scorable(held_out.lines))
+        fold = fold_of[name]
+        if fold not in models:
+            models[fold] = fit_with_threshold([d for d in training if fold_of[d.name] != fold])
+        scores = scores_of(models[fold], held_out.features, scorable(held_out.lines))
         return candidates_from_scores(held_out.lines, scores)
 
     return candidates
@@ -352,7 +451,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         f"{'exact':>6} {'nest':>5} {'method':>8} {'printed':>7}"
     )
     if left:
-        header += f" {'LOO rec':>7} {'LOO ex':>6} {'LOO nst':>7}"
+        header += f" {'out rec':>7} {'out ex':>6} {'out nst':>7} {'out prn':>7} {'nodes':>5}"
     lines = [header]
     for name, r in results["documents"].items():
         row = (
@@ -366,7 +465,8 @@ def format_table(results: Mapping[str, Any]) -> str:
             o = left["documents"][name]
             row += (
                 f" {o['title_recall']:>7.3f} {o['exact_start_page_accuracy']:>6.3f} "
-                f"{_rate(o.get('nesting')):>7}"
+                f"{_rate(o.get('nesting')):>7} {_rate(o.get('printed_recall')):>7} "
+                f"{o.get('nodes', 0):>5}"
             )
         lines.append(row)
         if r.get("error"):
@@ -389,15 +489,27 @@ def _summary(label: str, results: Mapping[str, Any]) -> list[str]:
         f"{_rate(total['min_title_recall'])} (of documents >= {LONG_DOCUMENT_PAGES} pages: "
         f"{_rate(total['min_title_recall_long'])}); {total['reference_entries']} bookmarks in "
         f"{total['documents']} documents, {total['seconds']:.1f} s; printed word for word "
-        f"{_rate(total['printed_share'])} of the bookmarks, of which found "
-        f"{_rate(total['printed_recall'])}"
+        f"{_rate(total['printed_share'])} of the bookmarks",
+        f"  PRINTED bookmarks: micro recall {_rate(total['printed_recall'])}, exact start "
+        f"{_rate(total['printed_exact_start_page_accuracy'])}, macro recall "
+        f"{_rate(total['macro_printed_recall'])}, lowest of documents >= {LONG_DOCUMENT_PAGES} "
+        f"pages {_rate(total['min_printed_recall_long'])}",
+        f"  PRECISION: {_rate(total['nodes_per_bookmark'])} nodes per bookmark; on the "
+        f"{total['deep_documents']} documents bookmarked {DEEP_LEVELS}+ levels deep, "
+        f"{_rate(total['deep_node_precision'])} of the nodes match a bookmark",
     ]
-    for kind, summary in results.get("kinds", {}).items():
-        lines.append(
-            f"  {kind:10} recall {_rate(summary['title_recall'])} exact "
-            f"{_rate(summary['exact_start_page_accuracy'])} nesting {_rate(summary['nesting'])} "
-            f"({summary['documents']} documents, {summary['reference_entries']} bookmarks)"
-        )
+    for group in ("kinds", "families"):
+        for value, summary in results.get(group, {}).items():
+            lines.append(
+                f"  {value[:40]:40} recall {_rate(summary['title_recall'])} printed "
+                f"{_rate(summary['printed_recall'])} exact "
+                f"{_rate(summary['exact_start_page_accuracy'])} nesting "
+                f"{_rate(summary['nesting'])} nodes/bookmark "
+                f"{_rate(summary['nodes_per_bookmark'])} ({summary['documents']} documents, "
+                f"{summary['reference_entries']} bookmarks)"
+            )
+    for kind, titles in results.get("unmatched", {}).items():
+        lines.append(f"  unmatched {kind} ({len(titles)}): " + "; ".join(titles[:12]))
     return lines
 
 
@@ -421,9 +533,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--folds",
-        action="store_true",
-        help="also score each document with a heading model trained without it (needs "
-        "scikit-learn: pip install -e '.[dev]')",
+        choices=FOLD_KINDS,
+        help="also score each document with a heading model trained without its family "
+        "(five folds of families) or without the document alone (needs scikit-learn: "
+        "pip install -e '.[dev]')",
     )
     parser.add_argument(
         "--without-model",

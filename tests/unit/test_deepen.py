@@ -69,3 +69,38 @@ def test_the_contents_node_covers_only_its_own_pages() -> None:
         (1, "Forward-Looking Statements"),
         (1, "II. Interpretation"),
     ]
+
+
+PLAN = [
+    "Contents\n1. Healthcare 2",
+    "## 1. Healthcare\n\n### Strategy 1.1 Access\n\ntext",
+    "## 2. Education\n\n### Strategy 2.1 Schools\n\ntext",
+    "## 3. Housing\n\ntext",
+    "## Appendix A\n\n## 1. What is a goal?\n\ntext",
+]
+
+
+def test_a_list_that_names_only_the_first_goal_never_hides_the_others() -> None:
+    """The contents names "1. Healthcare" alone: the goals that number on from it are its
+    siblings, and the strategies under them stay theirs, so goal 1 ends where goal 2 starts."""
+    listed = [
+        SectionEntry(level=1, title="1. Healthcare", start_page=2),
+        SectionEntry(level=1, title="Appendix A", start_page=5),
+    ]
+    candidates = [
+        cand(2, "Strategy 1.1 Access", 12),
+        cand(3, "2. Education", 14),
+        cand(3, "Strategy 2.1 Schools", 12),
+        cand(4, "3. Housing", 14),
+        cand(5, "1. What is a goal?", 14),  # another list's numbering: under the appendix
+    ]
+    entries = deepen(listed, candidates, PLAN, [[1, 0, len(PLAN[0])]])
+    assert [(e["level"], e["title"]) for e in entries] == [
+        (1, "1. Healthcare"),
+        (2, "Strategy 1.1 Access"),
+        (1, "2. Education"),
+        (2, "Strategy 2.1 Schools"),
+        (1, "3. Housing"),
+        (1, "Appendix A"),
+        (2, "1. What is a goal?"),
+    ]

@@ -11,8 +11,12 @@ import pymupdf
 import pytest
 
 from evals.train_headings import (
+    MAX_BODY_LINES,
     LabelledDocument,
+    _training_rows,
+    best_threshold,
     exported,
+    family_folds,
     fit,
     label_lines,
     line_weights,
@@ -110,7 +114,7 @@ def test_figures_never_complete_a_title(tmp_path: Path) -> None:
     assert [line.text for line, label in zip(lines, labels, strict=True) if label] == ["Revenue"]
 
 
-def _labelled(name: str, rows: int, seed: int) -> LabelledDocument:
+def _labelled(name: str, rows: int, seed: int, family: str = "") -> LabelledDocument:
     generator = np.random.default_rng(seed)
     features = generator.normal(size=(rows, len(FEATURES))).astype(np.float32)
     labels = (features[:, 0] + 0.3 * features[:, 2] > 1.0).astype(np.int8)
@@ -126,7 +130,7 @@ def _labelled(name: str, rows: int, seed: int) -> LabelledDocument:
         )
         for i in range(rows)
     ]
-    return LabelledDocument(name, "report", lines, features, labels)
+    return LabelledDocument(name, "report", lines, features, labels, family or name)
 
 
 def test_exported_trees_give_scikit_learns_probabilities() -> None:
@@ -146,6 +150,48 @@ def test_training_is_reproducible_and_the_digest_names_its_data() -> None:
     assert first.trees == second.trees and first.baseline == second.baseline
     assert first.training["digest"] == training_digest(documents)
     assert training_digest(documents[:1]) != training_digest(documents)
+
+
+def test_folds_keep_each_family_whole_and_balance_lines() -> None:
+    documents = [
+        _labelled(f"{family}{index}", 100 * (index + 1), index, family)
+        for family in "abcdefg"
+        for index in range(2)
+    ]
+    folds = family_folds(documents)
+    assert len(folds) == 5 and set().union(*folds) == set("abcdefg")
+    assert sum(len(fold) for fold in folds) == 7  # each family in exactly one fold
+    assert family_folds(list(reversed(documents))) == folds  # the same folds every run
+
+
+def test_the_threshold_folds_into_the_baseline() -> None:
+    documents = [_labelled("a", 400, 1), _labelled("b", 300, 2)]
+    plain, strict = fit(documents), fit(documents, threshold=0.8)
+    rows = documents[0].features
+    # What scored 0.8 under the plain model scores one half under the strict one.
+    logit = np.log(plain.probabilities(rows) / (1 - plain.probabilities(rows)))
+    shifted = 1 / (1 + np.exp(-(logit - np.log(0.8 / 0.2))))
+    assert np.allclose(strict.probabilities(rows), shifted)
+    assert strict.training["threshold"] == 0.8 and plain.training["threshold"] == 0.5
+
+
+def test_the_best_threshold_is_the_one_with_the_best_f1() -> None:
+    document = _labelled("a", 10, 1)
+    document.labels[:] = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    scores = np.array([0.9, 0.8, 0.65, 0.6, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1])
+    assert best_threshold([document], {"a": scores}) == 0.65  # every heading, no body line
+    # A body line now outscores a heading: taking it with all three (F1 6/7) beats leaving a
+    # heading out (F1 4/5), and of the thresholds that do so the lowest wins.
+    scores[3] = 0.7
+    assert best_threshold([document], {"a": scores}) == 0.35
+
+
+def test_long_documents_train_on_a_seeded_sample_of_their_body_lines() -> None:
+    document = _labelled("long", MAX_BODY_LINES * 2, 4)
+    rows = _training_rows(document)
+    headings = int(document.labels.sum())
+    assert len(rows) == MAX_BODY_LINES + headings
+    assert np.array_equal(rows, _training_rows(document))  # the same rows every run
 
 
 def test_each_document_weighs_the_same(tmp_path: Path) -> None:

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from evals.outlined import find_pdf
-from evals.structure_recall import by_kind, compare, format_table, overall
+from evals.structure_recall import (
+    by_field,
+    compare,
+    format_table,
+    overall,
+    summaries,
+    unmatched_kind,
+)
 from graph.cli.commands import build_parser, main
 from ingest.context import STRUCTURE_MODES, IngestContext
 from ingest.verify import verify_entries
@@ -182,10 +189,16 @@ def test_overall_of_nothing_has_no_rates() -> None:
 
 def test_table_has_method_column_and_summary_lines() -> None:
     documents = {"a.pdf": {**_result(4, 2, 1), "kind": "book", "pages": 80}}
-    results = {"documents": documents, "overall": overall(documents), "kinds": by_kind(documents)}
-    header, row, summary, kind = format_table(results).splitlines()
+    results = {
+        "documents": documents,
+        "overall": overall(documents),
+        "kinds": by_field(documents, "kind"),
+    }
+    header, row, summary, printed, precision, kind = format_table(results).splitlines()
     assert "method" in header.split() and "toc" in row.split() and "book" in row.split()
     assert summary.startswith("FITTED: micro recall 0.500, exact start 0.250")
+    assert printed.split()[:2] == ["PRINTED", "bookmarks:"]
+    assert precision.split()[:2] == ["PRECISION:", "0.000"]  # the results carry no nodes
     assert kind.split()[:3] == ["book", "recall", "0.500"]
 
 
@@ -195,10 +208,10 @@ def test_left_out_columns_appear_with_folds() -> None:
     results = {
         "documents": documents,
         "overall": overall(documents),
-        "left_out": {"documents": left, "overall": overall(left), "kinds": by_kind(left)},
+        "left_out": {"folds": "family", **summaries(left)},
     }
     lines = format_table(results).splitlines()
-    assert "LOO rec" in lines[0] and lines[1].split()[-3] == "0.250"
+    assert "out rec" in lines[0] and lines[1].split()[-5] == "0.250"
     assert any(line.startswith("LEFT OUT: micro recall 0.250") for line in lines)
 
 
@@ -239,6 +252,47 @@ def test_compare_counts_titles_pages_and_nesting() -> None:
     assert result["found"] == 4 and result["exact_start_pages"] == 3
     assert result["nested"] == 3 and result["nesting"] == 0.75
     assert result["missed"] == []
+
+
+def test_compare_measures_precision_against_the_bookmarks() -> None:
+    reference = [
+        {"level": 1, "title": "1 Intro", "start_page": 1},
+        {"level": 2, "title": "1.1 Scope", "start_page": 2},
+        {"level": 3, "title": "1.1.1 Terms", "start_page": 2},
+    ]
+    tree = [
+        _node("0000", "Front matter", 1),  # made by the tree builder: not counted
+        _node("0001", "Intro", 1, [_node("0002", "Scope", 2), _node("0003", "NIST", 2)]),
+        _node("0004", "Table 4.03B Staffing", 3),
+    ]
+    result = compare(reference, tree)
+    assert result["nodes"] == 4 and result["matched_nodes"] == 2 and result["deep"]
+    assert result["unmatched"] == ["NIST", "Table 4.03B Staffing"]
+    total = overall({"a.pdf": result, "b.pdf": {**result, "deep": False, "nodes": 8}})
+    assert total["nodes_per_bookmark"] == 2.0  # (4 + 8) / 6
+    assert total["deep_documents"] == 1 and total["deep_node_precision"] == 0.5
+
+
+def test_unmatched_node_titles_are_sorted_by_what_they_look_like() -> None:
+    assert unmatched_kind("Table 4.03B Staffing") == "caption"
+    assert unmatched_kind("CMS") == "acronym"
+    assert unmatched_kind("Performance Indicators:") == "label"
+    assert unmatched_kind("2022 2021 2020 $ 1,234") == "figures"
+    assert (
+        unmatched_kind("The agency reviews every plan it receives within ten days.") == "sentence"
+    )
+    assert unmatched_kind("New Mexico Field Office") == "other"
+
+
+def test_summaries_group_by_kind_and_family() -> None:
+    documents = {
+        "a.pdf": {**_result(4, 2, 1), "kind": "book", "family": "x/books"},
+        "b.pdf": {**_result(4, 4, 4), "kind": "book", "family": "y/books"},
+    }
+    result = summaries(documents)
+    assert result["kinds"]["book"]["title_recall"] == 0.75
+    assert result["families"]["x/books"]["title_recall"] == 0.5
+    assert result["families"]["y/books"]["title_recall"] == 1.0
 
 
 def test_printed_titles_bound_what_a_reader_of_the_pages_can_find() -> None:
