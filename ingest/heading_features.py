@@ -18,6 +18,7 @@ import numpy as np
 from ingest.headings import reads_like_title, running_key
 from ingest.layout import PAGE_TOKEN
 from ingest.numbering import clean_title, parse_numbering
+from ingest.sequences import SEQUENCE_FEATURES, sequence_features
 from ingest.typography import (
     NUMBER_ONLY,
     Line,
@@ -79,6 +80,7 @@ FEATURES = (
     "next_same_style",
     "style_char_share",
     "style_page_share",
+    "font_char_share",
     "typographic_rule",
     "reads_like_title",
     "first_on_page",
@@ -87,6 +89,7 @@ FEATURES = (
     "size_vs_next",
     "page_density",
     "numbered_share_of_page",
+    *SEQUENCE_FEATURES,
 )
 
 
@@ -101,6 +104,7 @@ class _DocumentStats:
     larger_chars: dict[float, float]
     style_chars: dict[tuple[float, bool], float]
     style_pages: dict[tuple[float, bool], float]
+    font_chars: dict[str, float]
     running: dict[str, float]
     page_chars: dict[int, int]
     median_page_chars: float
@@ -120,9 +124,10 @@ def feature_matrix(lines: list[Line], total_pages: int) -> np.ndarray:
         for position, index in enumerate(indices):
             previous = lines[indices[position - 1]] if position > 0 else None
             following = lines[indices[position + 1]] if position + 1 < len(indices) else None
-            rows[index] = _features(
+            rows[index, : len(FEATURES) - len(SEQUENCE_FEATURES)] = _features(
                 lines[index], previous, following, position / max(len(indices) - 1, 1), stats
             )
+    rows[:, len(FEATURES) - len(SEQUENCE_FEATURES) :] = sequence_features(lines)
     return rows
 
 
@@ -147,6 +152,7 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
     sizes: Counter[float] = Counter()
     styles: Counter[tuple[float, bool]] = Counter()
     style_pages: dict[tuple[float, bool], set[int]] = defaultdict(set)
+    all_fonts: Counter[str] = Counter()
     keys: dict[str, set[int]] = defaultdict(set)
     page_chars: Counter[int] = Counter()
     numbered: Counter[int] = Counter()
@@ -156,6 +162,7 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
         sizes[round(line.size, 1)] += line.chars
         styles[style] += line.chars
         style_pages[style].add(line.page)
+        all_fonts[line.font] += line.chars
         keys[running_key(line.text)].add(line.page)
         page_chars[line.page] += line.chars
         rows_per_page[line.page] += 1
@@ -176,6 +183,7 @@ def _document_stats(lines: list[Line], total_pages: int) -> _DocumentStats:
         larger_chars=larger,
         style_chars={style: chars / total_chars for style, chars in styles.items()},
         style_pages={style: len(found) / pages for style, found in style_pages.items()},
+        font_chars={font: chars / total_chars for font, chars in all_fonts.items()},
         running={key: len(found) / pages for key, found in keys.items()},
         page_chars=dict(page_chars),
         median_page_chars=float(np.median(list(page_chars.values()))) or 1.0,
@@ -230,6 +238,7 @@ def _features(
         float(bool(following and same_style(following, line))),
         stats.style_chars.get(style, 0.0),
         stats.style_pages.get(style, 0.0),
+        stats.font_chars.get(line.font, 0.0),
         float(looks_like_heading(line, stats.body)),
         float(reads_like_title(text)),
         float(previous is None),

@@ -79,6 +79,15 @@ def test_features_are_relative_to_the_body_text(sample: tuple[list[Line], np.nda
     assert heading["first_on_page"] == 1.0 and body["body_font"] == 1.0
 
 
+def test_a_font_used_only_for_headings_is_rare(sample: tuple[list[Line], np.ndarray]) -> None:
+    """Small capitals or a bold face kept for headings carry a small share of the text, even
+    where the headings are set at the body's size."""
+    lines, features = sample
+    heading = _row(lines, features, "1 Introduction")["font_char_share"]
+    body = next(_row(lines, features, line.text) for line in lines if line.text == BODY)
+    assert heading < 0.1 < 0.8 < body["font_char_share"]
+
+
 def test_a_footer_on_every_page_is_running_text(sample: tuple[list[Line], np.ndarray]) -> None:
     lines, features = sample
     assert _row(lines, features, "Annual Report of Things")["running_share"] == 1.0
