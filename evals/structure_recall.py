@@ -65,6 +65,9 @@ from ingest.verify import insert_abstract, verify_entries
 from store.types import HeadingCandidate, TreeNode
 
 WORD = re.compile(r"[^\W_]+")
+# A dotted number opening a bookmark the numbering schemes would not read as one, because the
+# words after it are not set as a title ("2.3.1 computed GOTO"): compared without it all the same.
+LEADING_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3})*\.?\s+(?=\S)")
 # A bookmark's title counts as printed when it spans at most this many consecutive lines.
 MAX_PRINTED_LINES = 5
 # Documents this long must each reach the per-document floor.
@@ -82,7 +85,8 @@ CAPTION = re.compile(
 def title_key(title: str) -> str:
     """Lower-case words of a title without its numbering prefix ("2.1", "Item 7.", "NOTE 3 –")."""
     text = clean_title(title)
-    prefix = numbering_prefix(text)
+    leading = LEADING_NUMBER.match(text)
+    prefix = numbering_prefix(text) or (leading.group(0) if leading else "")
     if prefix and len(prefix) < len(text):
         text = text[len(prefix) :]
     return " ".join(WORD.findall(text.lower()))

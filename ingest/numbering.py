@@ -104,13 +104,18 @@ def clean_title(text: str) -> str:
     return GLUED_NUMBER.sub(r"\1 ", text)
 
 
-def _plausible_rest(rest: str) -> bool:
-    """The words after a number must read like a title, not like "CFR Part 276" or "2019)"."""
+def _plausible_rest(rest: str, multi_level: bool) -> bool:
+    """The words after a number must read like a title, not like "CFR Part 276" or "2019)".
+
+    An acronym after a bare number reads as a citation ("17 CFR Part 276") unless the whole
+    title is in capitals; after a multi-level number ("9.3 SPI Mode", "5.2.3 PAE Paging") it
+    opens a title, as it does throughout hardware and protocol specifications.
+    """
     words = rest.split()
     if not words or not words[0][0].isalpha():
         return False
     first = words[0]
-    if first.isupper() and len(first) > 1:
+    if first.isupper() and len(first) > 1 and not multi_level:
         letters = [ch for ch in rest if ch.isalpha()]
         return sum(ch.isupper() for ch in letters) >= 0.8 * len(letters)
     return first[0].isupper()
@@ -133,7 +138,8 @@ def parse_numbering(title: str) -> Numbering | None:
         match = pattern.match(title)
         if not match:
             continue
-        if scheme != "appendix" and not _plausible_rest(match.group("rest")):
+        multi_level = re.search(r"\d\.\d", match.group("num")) is not None
+        if scheme != "appendix" and not _plausible_rest(match.group("rest"), multi_level):
             return None
         if scheme == "labelled":
             words = match.group("num").split()[:-1]

@@ -29,6 +29,8 @@ from ingest.numbering import (
         ("Appendix B Proofs", Numbering("appendix", 1)),
         ("APPENDIX C: Extra tables", Numbering("appendix", 1)),
         ("5 EXPERIMENTS", Numbering("arabic", 1)),
+        ("9.3 SPI Mode", Numbering("arabic", 2)),  # an acronym opens many a specification's title
+        ("5.2.3 PAE Paging", Numbering("arabic", 3)),
     ],
 )
 def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> None:
