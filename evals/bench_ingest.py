@@ -22,8 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from evals.train_headings import page_texts
-from ingest.heading_model import candidates_from_scores, line_scores, rule_candidates, shipped_model
-from ingest.typography import document_lines
+from ingest.structure.heading_model import (
+    candidates_from_scores,
+    line_scores,
+    rule_candidates,
+    shipped_model,
+)
+from ingest.structure.typography import document_lines
 from store.embeddings import default_cache_dir, ensure_minilm_onnx
 
 FIELDS = (

@@ -47,21 +47,21 @@ from tqdm import tqdm
 from evals.outlined import OutlinedDocument, outlined_documents
 from evals.train_headings import page_texts
 from ingest.context import STRUCTURE_MODES
-from ingest.heading_model import (
+from ingest.parse import ParsedPDF, parse_pdf
+from ingest.split import headings_within, split_oversized
+from ingest.structure.heading_model import (
     HeadingModel,
     candidates_from_scores,
     rule_candidates,
     scorable,
     scores_of,
 )
-from ingest.locate import mask_spans
-from ingest.numbering import clean_title, numbering_prefix
-from ingest.parse import ParsedPDF, parse_pdf
-from ingest.split import headings_within, split_oversized
-from ingest.structure import extract_structure
+from ingest.structure.locate import mask_spans
+from ingest.structure.numbering import clean_title, numbering_prefix
+from ingest.structure.route import extract_structure
+from ingest.structure.typography import Line, document_lines
+from ingest.structure.verify import insert_abstract, verify_entries
 from ingest.tree import build_tree, to_tree_nodes
-from ingest.typography import Line, document_lines
-from ingest.verify import insert_abstract, verify_entries
 from store.types import HeadingCandidate, TreeNode
 
 WORD = re.compile(r"[^\W_]+")

@@ -3,9 +3,10 @@
 Every PDF with bookmarks is labelled data: a bookmark's title matched to the printed line(s) on
 its page (or a page either side) marks those lines as headings, every other line as body. A
 gradient-boosted classifier (scikit-learn's ``HistGradientBoostingClassifier``, fixed seed)
-learns which lines are headings from ``ingest.heading_features``; its trees are written as
-plain JSON (``ingest/models/heading_model.json``) that ``ingest.heading_model`` evaluates with
-numpy, so ingestion needs neither scikit-learn nor a pickle.
+learns which lines are headings from ``ingest.structure.heading_features``; its trees are
+written as plain JSON (``ingest/structure/models/heading_model.json``) that
+``ingest.structure.heading_model`` evaluates with numpy, so ingestion needs neither
+scikit-learn nor a pickle.
 
 Each document weighs the same in training whatever its length, so a 400-page manual does not
 teach its own layout to every other document. The decision threshold is no constant set by eye:
@@ -36,11 +37,11 @@ import pymupdf
 from tqdm import tqdm
 
 from evals.outlined import OutlinedDocument, outlined_documents
-from ingest.heading_features import FEATURES, feature_matrix
-from ingest.heading_model import MODEL_FILE, HeadingModel, scorable, scores_of
-from ingest.locate import title_tokens
-from ingest.numbering import clean_title
-from ingest.typography import NUMBER_ONLY, Line, document_lines
+from ingest.structure.heading_features import FEATURES, feature_matrix
+from ingest.structure.heading_model import MODEL_FILE, HeadingModel, scorable, scores_of
+from ingest.structure.locate import title_tokens
+from ingest.structure.numbering import clean_title
+from ingest.structure.typography import NUMBER_ONLY, Line, document_lines
 
 SEED = 0
 PARAMETERS: dict[str, Any] = {

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from ingest.numbering import clean_title
+from ingest.structure.numbering import clean_title
 from ingest.summarise import WORD
 from store.text import STOP_WORDS, clean_text, split_sentences
 from store.types import DocumentMetadata, HeadingCandidate

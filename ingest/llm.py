@@ -15,9 +15,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from ingest import prompts
-from ingest.contents import ContentsEntry, ContentsReader
 from ingest.errors import IngestError
-from ingest.numbering import clean_title, parse_numbering
+from ingest.structure.contents import ContentsEntry, ContentsReader
+from ingest.structure.numbering import clean_title, parse_numbering
 from store.chat import ModelCallError, ask_json, ask_text, json_value, prompt_budget
 from store.embeddings import count_tokens, truncate_to_tokens
 from store.types import SectionEntry
@@ -177,7 +177,7 @@ def llm_contents_reader(model: BaseChatModel) -> ContentsReader:
 
     The reader gets one run of contents pages (``{physical page: text}``) and returns its
     entries with levels and printed page numbers; mapping printed pages to physical ones and
-    verifying the titles is left to ``ingest.contents``, as for the offline parser.
+    verifying the titles is left to ``ingest.structure.contents``, as for the offline parser.
     """
 
     def read(run: dict[int, str]) -> list[ContentsEntry]:

@@ -27,14 +27,14 @@ from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
 from ingest.filing import filing_facts
-from ingest.locate import mask_spans
 from ingest.parse import parse_pdf, pdf_page_count
 from ingest.request import InvalidIngestInput, checked_ingest_request
 from ingest.split import headings_within, split_oversized
 from ingest.state import IngestState
-from ingest.structure import EMPTY_LAYOUT, extract_structure
+from ingest.structure.locate import mask_spans
+from ingest.structure.route import EMPTY_LAYOUT, extract_structure
+from ingest.structure.verify import insert_abstract, verify_entries
 from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
-from ingest.verify import insert_abstract, verify_entries
 from store.chat import ModelCallError, chat_model
 from store.faults import StorageError, storage_error
 from store.library import DocumentRecord, Library, write_json

@@ -19,10 +19,10 @@ from typing import Any, TypedDict
 import pymupdf
 
 from ingest.errors import ParserUnavailableError
-from ingest.heading_model import heading_candidates
-from ingest.layout import PageLayout, page_layout
-from ingest.locate import normalize
-from ingest.pdf_checks import open_checked_pdf
+from ingest.pdf.checks import open_checked_pdf
+from ingest.structure.heading_model import heading_candidates
+from ingest.structure.layout import PageLayout, page_layout
+from ingest.structure.locate import normalize
 from store.settings import ParserSettings
 from store.types import HeadingCandidate, PageImage, SectionEntry
 
@@ -137,16 +137,16 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
 
 
 def faster_pymupdf4llm() -> None:
-    """Have pymupdf4llm find columns on plain floats (``ingest.columns``), extract each page's
-    text once, not once per column box and table cell (``ingest.textlines``), and build the
-    table finder's character records a page at a time (``ingest.tablechars``): the same page
+    """Have pymupdf4llm find columns on plain floats (``ingest.pdf.columns``), extract each page's
+    text once, not once per column box and table cell (``ingest.pdf.textlines``), and build the
+    table finder's character records a page at a time (``ingest.pdf.tablechars``): the same page
     text in less time."""
     import pymupdf.table
     from pymupdf4llm.helpers import pymupdf_rag
 
-    from ingest.columns import column_boxes
-    from ingest.tablechars import make_chars
-    from ingest.textlines import raw_lines, table_cell_text
+    from ingest.pdf.columns import column_boxes
+    from ingest.pdf.tablechars import make_chars
+    from ingest.pdf.textlines import raw_lines, table_cell_text
 
     pymupdf_rag.column_boxes = column_boxes
     pymupdf_rag.get_raw_lines = raw_lines

@@ -6,7 +6,7 @@ is its whole section, for a parent its preamble before the first child (SPEC §3
 
 from __future__ import annotations
 
-from ingest.locate import find_title
+from ingest.structure.locate import find_title
 from ingest.tree import Draft, iter_drafts
 
 

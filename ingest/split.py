@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from ingest.headings import entries_from_headings
+from ingest.structure.headings import entries_from_headings
+from ingest.structure.verify import verify_entries
 from ingest.tree import Draft, fold_entries, iter_drafts, page_windows
-from ingest.verify import verify_entries
 from store.embeddings import count_tokens
 from store.types import HeadingCandidate, SectionEntry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from ingest.layout import PageLayout
+from ingest.structure.layout import PageLayout
 from store.entries import EmbeddedEntry
 from store.types import (
     DocumentMetadata,

@@ -1,5 +1,5 @@
 """pymupdf4llm's own column finder and line extractor, made deterministic, as the reference the
-faster ones (``ingest.columns``, ``ingest.textlines``) are compared with.
+faster ones (``ingest.pdf.columns``, ``ingest.pdf.textlines``) are compared with.
 
 pymupdf4llm caches which drawn box holds a text box under the text box's ``id()``; a rectangle
 freed mid-page can hand its id to a new one, which then inherits a stale answer, so the
@@ -19,7 +19,8 @@ import pytest
 from pymupdf4llm.helpers import multi_column, pymupdf_rag
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 
-from ingest import parse, tablechars, textlines
+from ingest import parse
+from ingest.pdf import tablechars, textlines
 
 
 @contextmanager

@@ -10,7 +10,8 @@ import pymupdf
 import pytest
 from pymupdf4llm.helpers import multi_column, pymupdf_rag
 
-from ingest import columns, parse
+from ingest import parse
+from ingest.pdf import columns
 from tests.conftest import PDF_DIR, SHARED_DATA, require_shared_data
 from tests.pymupdf4llm_reference import pinned_rects, reference_conversion
 

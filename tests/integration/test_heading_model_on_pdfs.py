@@ -11,9 +11,9 @@ from evals.outlined import outlined_documents
 from evals.structure_recall import compare, document_tree
 from evals.train_headings import main as train_main
 from ingest.context import IngestContext
-from ingest.heading_model import MODEL_FILE
 from ingest.parse import parse_pdf
 from ingest.pipeline import ingest_paths
+from ingest.structure.heading_model import MODEL_FILE
 from store.catalog import close_catalogs
 from store.library import Library
 from tests.conftest import SHARED_DATA, require_shared_data

@@ -12,8 +12,8 @@ import pytest
 from evals.outlined import find_pdf
 from evals.structure_recall import compare, overall
 from ingest.context import IngestContext
-from ingest.locate import find_title
 from ingest.pipeline import BatchReport, ingest_paths
+from ingest.structure.locate import find_title
 from store.catalog import close_catalogs, open_catalog
 from store.library import Library
 from store.types import TreeNode, walk

@@ -13,9 +13,10 @@ import pytest
 from pymupdf4llm.helpers import multi_column
 from pymupdf4llm.helpers.get_text_lines import get_raw_lines
 
-from ingest import parse, tablechars
-from ingest.columns import Box, column_boxes
-from ingest.textlines import raw_lines
+from ingest import parse
+from ingest.pdf import tablechars
+from ingest.pdf.columns import Box, column_boxes
+from ingest.pdf.textlines import raw_lines
 from tests.pymupdf4llm_reference import pinned_rects, reference_conversion
 
 WORDS = ("structural", "retrieval", "reads", "the", "section", "tree", "opens", "a", "page")

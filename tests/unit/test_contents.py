@@ -1,12 +1,13 @@
 """Printed tables of contents: finding the pages, parsing entries, levels and page mapping.
 
-Every layout here is built by the test: rows of positioned cells as ``ingest.layout`` records
-them from a PDF, and page texts as the markdown parser would give them.
+Every layout here is built by the test: rows of positioned cells as
+``ingest.structure.layout`` records them from a PDF, and page texts as the markdown parser
+would give them.
 """
 
 from __future__ import annotations
 
-from ingest.contents import (
+from ingest.structure.contents import (
     ContentsEntry,
     assign_levels,
     contents_pages,
@@ -15,9 +16,9 @@ from ingest.contents import (
     parse_entries,
     split_columns,
 )
-from ingest.layout import Cell, PageLayout, Row
-from ingest.locate import find_title, mask_spans
-from ingest.numbering import parse_numbering
+from ingest.structure.layout import Cell, PageLayout, Row
+from ingest.structure.locate import find_title, mask_spans
+from ingest.structure.numbering import parse_numbering
 
 
 def row(page: int, y: float, *cells: tuple[float, str]) -> Row:

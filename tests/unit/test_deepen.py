@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.deepen import deepen
+from ingest.structure.deepen import deepen
 from store.types import HeadingCandidate, SectionEntry
 
 

@@ -23,9 +23,9 @@ from evals.train_headings import (
     page_texts,
     training_digest,
 )
-from ingest.heading_features import FEATURES, could_be_heading, feature_matrix
-from ingest.heading_model import HeadingModel, candidates_from_scores, shipped_model
-from ingest.typography import Line, document_lines
+from ingest.structure.heading_features import FEATURES, could_be_heading, feature_matrix
+from ingest.structure.heading_model import HeadingModel, candidates_from_scores, shipped_model
+from ingest.structure.typography import Line, document_lines
 
 HEADING_FONT, BODY_FONT = "hebo", "helv"  # PyMuPDF's built-in Helvetica Bold and Helvetica
 BODY = "The quick brown fox jumps over the lazy dog while the text runs on and on."

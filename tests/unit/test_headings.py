@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.headings import entries_from_headings
+from ingest.structure.headings import entries_from_headings
 from store.types import HeadingCandidate
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ingest.layout import Cell, Row, folio, page_layout, page_rows, split_page_number
+from ingest.structure.layout import Cell, Row, folio, page_layout, page_rows, split_page_number
 
 
 def span(x0: float, y0: float, text: str, size: float = 10.0) -> dict[str, Any]:

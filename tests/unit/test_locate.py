@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.locate import BEGIN_CHARS, begins_page, find_title, normalize, title_tokens
+from ingest.structure.locate import BEGIN_CHARS, begins_page, find_title, normalize, title_tokens
 
 
 def test_title_tokens_are_lower_case_words_with_ligatures_unfolded() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.numbering import (
+from ingest.structure.numbering import (
     LevelAssigner,
     Numbering,
     clean_title,

@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 
 from ingest.errors import BadInputError, IngestError
-from ingest.pdf_checks import open_checked_pdf
+from ingest.pdf.checks import open_checked_pdf
 
 TEXT = "This page has a real text layer with more than enough characters to count."
 

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from ingest.errors import IngestError
-from ingest.structure import extract_structure
+from ingest.structure.route import extract_structure
 from store.types import HeadingCandidate, SectionEntry
 
 PAGES = [

@@ -21,7 +21,7 @@ from evals.structure_recall import (
 )
 from graph.cli.commands import build_parser, main
 from ingest.context import STRUCTURE_MODES, IngestContext
-from ingest.verify import verify_entries
+from ingest.structure.verify import verify_entries
 from store.library import Library, write_json
 from store.types import SectionEntry
 
@@ -297,7 +297,7 @@ def test_summaries_group_by_kind_and_family() -> None:
 
 def test_printed_titles_bound_what_a_reader_of_the_pages_can_find() -> None:
     from evals.structure_recall import printed_titles
-    from ingest.typography import Line
+    from ingest.structure.typography import Line
 
     def line(page: int, text: str) -> Line:
         return Line(page=page, text=text, size=10, bold=False, y_frac=0.5, block_lines=1, chars=9)

@@ -8,7 +8,7 @@ from typing import Any
 import pymupdf
 import pytest
 
-from ingest.typography import Line, document_lines, page_lines
+from ingest.structure.typography import Line, document_lines, page_lines
 
 COLUMN_TEXT = "words of running text set in a narrow column"  # 44 characters
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.verify import MAX_REPAIR_ROUNDS, insert_abstract, verify_entries
+from ingest.structure.verify import MAX_REPAIR_ROUNDS, insert_abstract, verify_entries
 from store.types import SectionEntry
 
 MID = "x" * 200 + "\n"  # enough text before a heading that it no longer begins its page

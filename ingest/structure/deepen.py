@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ingest.contents import HEADING
-from ingest.headings import entries_from_headings
-from ingest.locate import find_title, mask_spans, title_tokens
-from ingest.numbering import numbering_prefix, parse_numbering
+from ingest.structure.contents import HEADING
+from ingest.structure.headings import entries_from_headings
+from ingest.structure.locate import find_title, mask_spans, title_tokens
+from ingest.structure.numbering import numbering_prefix, parse_numbering
 from store.types import HeadingCandidate, SectionEntry
 
 # A heading this long (letters and digits) that starts or ends a listed title repeats it.

@@ -6,10 +6,11 @@ evaluated here with numpy (no scikit-learn, no pickle), so it loads offline in m
 reads the same on every installation.
 
 Heading candidates are the lines the model scores at :data:`HEADING_THRESHOLD` or more and the
-lines the typographic rule takes (``ingest.typography.looks_like_heading``), each with the model's
-score: measured leave-one-document-out, the model alone finds fewer of the authors' sections
-than the rule, and the two together slightly more than the rule alone (README, Benchmarks).
-``ingest.headings`` then applies the hard exclusions and gives the levels.
+lines the typographic rule takes (``ingest.structure.typography.looks_like_heading``), each
+with the model's score: measured leave-one-document-out, the model alone finds fewer of the
+authors' sections than the rule, and the two together slightly more than the rule alone
+(README, Benchmarks).
+``ingest.structure.headings`` then applies the hard exclusions and gives the levels.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ingest.heading_features import FEATURES, could_be_heading, feature_matrix
-from ingest.headings import HEADING_THRESHOLD
-from ingest.numbering import clean_title, parse_numbering
-from ingest.typography import (
+from ingest.structure.heading_features import FEATURES, could_be_heading, feature_matrix
+from ingest.structure.headings import HEADING_THRESHOLD
+from ingest.structure.numbering import clean_title, parse_numbering
+from ingest.structure.typography import (
     NUMBER_ONLY,
     Line,
     PageText,
@@ -46,7 +47,7 @@ WRAP_GAP_LINES = 0.8
 
 @dataclass
 class HeadingModel:
-    """Boosted trees over :data:`ingest.heading_features.FEATURES` (a log-odds sum)."""
+    """Boosted trees over :data:`ingest.structure.heading_features.FEATURES` (a log-odds sum)."""
 
     features: list[str]
     baseline: float
@@ -127,7 +128,7 @@ def line_scores(model: HeadingModel, lines: list[Line], total_pages: int) -> np.
 
 
 def scorable(lines: list[Line]) -> np.ndarray:
-    """Which lines the model scores (:func:`ingest.heading_features.could_be_heading`)."""
+    """Which lines the model scores (:func:`ingest.structure.heading_features.could_be_heading`)."""
     return np.array([could_be_heading(line) for line in lines], dtype=bool)
 
 

@@ -3,8 +3,8 @@
 pymupdf4llm's markdown only marks some headings with ``#``; the font sizes, weights and positions
 PyMuPDF reports are a steadier signal. Every line of the document becomes a :class:`Line`
 (short runs of one style merged, so a wrapped heading is one line); the heading model
-(``ingest.heading_model``) scores them, and the rule kept from before (:func:`looks_like_heading`)
-is one of its features.
+(``ingest.structure.heading_model``) scores them, and the rule kept from before
+(:func:`looks_like_heading`) is one of its features.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ingest.locate import REVISION_DATE
-from ingest.numbering import clean_title, parse_numbering
+from ingest.structure.locate import REVISION_DATE
+from ingest.structure.numbering import clean_title, parse_numbering
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16

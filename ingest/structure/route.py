@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 
-from ingest.contents import HEADING, ContentsStructure, entries_from_contents
-from ingest.deepen import deepen
 from ingest.errors import IngestError
-from ingest.headings import entries_from_headings
-from ingest.layout import PageLayout
 from ingest.llm import llm_contents_reader, llm_entries
-from ingest.locate import mask_spans
-from ingest.verify import verify_entries
+from ingest.structure.contents import HEADING, ContentsStructure, entries_from_contents
+from ingest.structure.deepen import deepen
+from ingest.structure.headings import entries_from_headings
+from ingest.structure.layout import PageLayout
+from ingest.structure.locate import mask_spans
+from ingest.structure.verify import verify_entries
 from store.chat import ModelCallError
 from store.types import HeadingCandidate, SectionEntry, StructureSource
 

@@ -4,7 +4,7 @@ Each feature is relative to the document it comes from (size against the body te
 against the body's left margin, style frequency across pages), so that a model learned on some
 documents applies to others set in other fonts and sizes. The rules used before the model
 (the typographic rule, title-like wording, running headers, table cells, contents rows) are
-features too; the hard exclusions stay in ``ingest.headings``.
+features too; the hard exclusions stay in ``ingest.structure.headings``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.headings import reads_like_title, running_key
-from ingest.layout import PAGE_TOKEN
-from ingest.numbering import clean_title, parse_numbering
-from ingest.sequences import SEQUENCE_FEATURES, sequence_features
-from ingest.typography import (
+from ingest.structure.headings import reads_like_title, running_key
+from ingest.structure.layout import PAGE_TOKEN
+from ingest.structure.numbering import clean_title, parse_numbering
+from ingest.structure.sequences import SEQUENCE_FEATURES, sequence_features
+from ingest.structure.typography import (
     NUMBER_ONLY,
     Line,
     body_line_height,

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ingest.layout import (
+from ingest.structure.layout import (
     EDGE_ROWS,
     PAGE_TOKEN,
     Cell,
@@ -27,8 +27,8 @@ from ingest.layout import (
     row_text,
     split_page_number,
 )
-from ingest.locate import INLINE_TAG, find_title, mask_spans, title_span, title_tokens
-from ingest.numbering import Numbering, clean_title, parse_numbering
+from ingest.structure.locate import INLINE_TAG, find_title, mask_spans, title_span, title_tokens
+from ingest.structure.numbering import Numbering, clean_title, parse_numbering
 from store.types import SectionEntry
 
 HEADING = re.compile(

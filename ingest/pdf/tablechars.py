@@ -5,7 +5,7 @@ into a record (``pymupdf.table.make_chars``), building a ``Rect``, a ``Point`` a
 per character and transforming two of them through MuPDF: on the development papers that is
 most of table detection. ``make_chars`` below builds the same records, in the same order, with
 the page's character boxes transformed together in numpy, from the character dictionary that
-the table's cells are read from later (``ingest.textlines.page_characters``), extracted once.
+the table's cells are read from later (``ingest.pdf.textlines.page_characters``), extracted once.
 
 The transformation is MuPDF's own arithmetic: coordinates are 32-bit floats, a point is
 ``x * a + y * c + e`` (each product and sum rounded to 32 bits), and a rectangle under a matrix
@@ -22,7 +22,7 @@ import numpy as np
 import pymupdf
 import pymupdf.table as table
 
-from ingest.textlines import page_characters
+from ingest.pdf.textlines import page_characters
 
 FLT_EPSILON = float(np.finfo(np.float32).eps)
 MAKE_CHARS = table.make_chars

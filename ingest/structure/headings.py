@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ingest.locate import find_title, title_tokens
-from ingest.numbering import LevelAssigner, Numbering, clean_title, parse_numbering
+from ingest.structure.locate import find_title, title_tokens
+from ingest.structure.numbering import LevelAssigner, Numbering, clean_title, parse_numbering
 from store.types import HeadingCandidate, SectionEntry
 
 KNOWN_SECTIONS = re.compile(

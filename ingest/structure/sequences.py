@@ -16,8 +16,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ingest.numbering import clean_title, numbering_prefix, parse_numbering
-from ingest.typography import Line
+from ingest.structure.numbering import clean_title, numbering_prefix, parse_numbering
+from ingest.structure.typography import Line
 
 DIGITS = re.compile(r"\d+")
 # Control and requirement identifiers: "AC-1 ACCESS CONTROL POLICY", "SR-12 Component Disposal".

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import cast
 
-from ingest.locate import begins_page, find_title
+from ingest.structure.locate import begins_page, find_title
 from store.types import SectionEntry, StructureSource, VerificationReport
 
 MAX_REPAIR_ROUNDS = 3
