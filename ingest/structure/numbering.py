@@ -32,8 +32,12 @@ APPENDIX = re.compile(
 )
 LETTER_SUB = re.compile(r"^(?P<num>[A-Z](\.\d+)+)\.?\s+(?P<rest>\S.*)$")
 BARE_LETTER = re.compile(r"^(?P<num>[A-Z])\s+(?P<rest>[A-Z][a-z].*)$")
-# "2.1", "3.", and the numbered exhibits of manuals ("2.3.59-4").
-ARABIC = re.compile(r"^(?P<num>\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.*)$")
+# "2.1", "3.", the numbered exhibits of manuals ("2.3.59-4"), and the chapter-section numbers of
+# standards and criteria ("2-8 GROUNDING", "2-8.1 Cable Entrance"), where the dash is a level.
+ARABIC = re.compile(
+    r"^(?P<num>\d{1,2}-\d{1,3}(\.\d{1,2})*|\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.*)$"
+)
+CHAPTER_DASH = re.compile(r"^\d{1,2}-\d")
 # A label word (or two) and a number: "Strategy 1.01:", "Strategic Goal 2:", "Task 1.1.1.1",
 # "Section 4 –", "Article 12." (agency plans, regulations, standards).
 LABELLED = re.compile(
@@ -108,7 +112,7 @@ def _plausible_rest(rest: str, multi_level: bool) -> bool:
     """The words after a number must read like a title, not like "CFR Part 276" or "2019)".
 
     An acronym after a bare number reads as a citation ("17 CFR Part 276") unless the whole
-    title is in capitals; after a multi-level number ("9.3 SPI Mode", "5.2.3 PAE Paging") it
+    title is in capitals; after a multi-level number ("9.3 SPI Mode", "2-8 CCTV Systems") it
     opens a title, as it does throughout hardware and protocol specifications.
     """
     words = rest.split()
@@ -138,16 +142,18 @@ def parse_numbering(title: str) -> Numbering | None:
         match = pattern.match(title)
         if not match:
             continue
-        multi_level = re.search(r"\d\.\d", match.group("num")) is not None
+        number = match.group("num")
+        multi_level = re.search(r"\d[.-]\d", number) is not None
         if scheme != "appendix" and not _plausible_rest(match.group("rest"), multi_level):
             return None
         if scheme == "labelled":
-            words = match.group("num").split()[:-1]
+            words = number.split()[:-1]
             if any(word.lower() in NOT_LABELS for word in words):
                 return None
         dotted = ("arabic", "letter", "labelled")
-        depth = match.group("num").count(".") + 1 if scheme in dotted else 1
-        if scheme == "letter" and "." in match.group("num") and match.group("num")[-1] != ".":
+        depth = number.count(".") + 1 if scheme in dotted else 1
+        depth += int(scheme == "arabic" and CHAPTER_DASH.match(number) is not None)
+        if scheme == "letter" and "." in number and number[-1] != ".":
             return Numbering("appendix", depth)
         if scheme == "letter":
             return Numbering("letter", 1)

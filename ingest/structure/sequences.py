@@ -4,7 +4,11 @@ A section's number has a predecessor earlier in the document and a successor lat
 "1.", "2.1" after "2." or "1.4", "AC-2" after "AC-1"), usually pages apart; the items of a
 numbered list count too, but lines apart. Two features of the heading model come from here,
 so a numbered heading set in the body's own type ("1. Introduction" of a journal paper) is told
-from a numbered sentence by the count it belongs to, not by its look.
+from a numbered sentence by the count it belongs to, not by its look. The third feature carries the
+count over to the type: the share of the lines set in a line's font and size that belong to a
+count, high for a heading style however plain it looks (the body-size small capitals of a
+mathematics paper's "1. Introduction") and for that style's unnumbered headings too
+("References").
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ DIGITS = re.compile(r"\d+")
 IDENTIFIER = re.compile(r"^(?P<series>[A-Z]{2,3})-(?P<num>\d{1,3})\b(?:\(\d+\))?\s+\S")
 # A predecessor this many lines back or more counts as this far (the log scale's cap).
 MAX_GAP_LINES = 10_000
-SEQUENCE_FEATURES = ("sequence_neighbours", "sequence_gap")
+SEQUENCE_FEATURES = ("sequence_neighbours", "sequence_gap", "sequence_font_share")
 
 Key = tuple[str, tuple[int, ...]]
 
@@ -80,7 +84,20 @@ def sequence_features(lines: list[Line]) -> np.ndarray:
         rows[index, 0] = float(bool(gaps)) + float(bool(following) and following[-1] > index)
         if gaps:
             rows[index, 1] = math.log1p(min(min(gaps), MAX_GAP_LINES))
+    rows[:, 2] = _font_shares(lines, rows[:, 0] > 0)
     return rows
+
+
+def _font_shares(lines: list[Line], counted: np.ndarray) -> np.ndarray:
+    """For each line, the share of the lines in its font and size that belong to a count,
+    one line added to the denominator so that a font met twice proves little."""
+    styles = [(line.font, round(line.size, 1)) for line in lines]
+    totals: dict[tuple[str, float], int] = defaultdict(int)
+    counts: dict[tuple[str, float], int] = defaultdict(int)
+    for style, in_count in zip(styles, counted.tolist(), strict=True):
+        totals[style] += 1
+        counts[style] += int(in_count)
+    return np.array([counts[s] / (totals[s] + 1) for s in styles], dtype=np.float32)
 
 
 def _last_before(positions: list[int], index: int) -> int | None:

@@ -31,6 +31,9 @@ from ingest.structure.numbering import (
         ("5 EXPERIMENTS", Numbering("arabic", 1)),
         ("9.3 SPI Mode", Numbering("arabic", 2)),  # an acronym opens many a specification's title
         ("5.2.3 PAE Paging", Numbering("arabic", 3)),
+        ("2-8 GROUNDING, BONDING", Numbering("arabic", 2)),  # chapter 2, section 8
+        ("2-8.1 Cable Entrance Grounding", Numbering("arabic", 3)),
+        ("2.3.59-4 Exhibit Title", Numbering("arabic", 3)),  # an exhibit of section 2.3.59
     ],
 )
 def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> None:
