@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable
 
 from graph.state import Step
-from store.chat import Usage, invoke
+from store.chat import Purpose, Usage, invoke
 from store.embeddings import count_tokens
 
 
@@ -91,6 +91,11 @@ class Recorder:
             if page not in known:
                 known.append(page)
 
-    def ask(self, model: Runnable[Any, Any], messages: Sequence[BaseMessage]) -> AIMessage:
+    def ask(
+        self,
+        model: Runnable[Any, Any],
+        messages: Sequence[BaseMessage],
+        purpose: Purpose = "answer",
+    ) -> AIMessage:
         """One model call (a chat model, or one with tools bound), with its tokens counted."""
-        return invoke(model, messages, self.usage)
+        return invoke(model, messages, self.usage, purpose)

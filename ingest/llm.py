@@ -18,7 +18,14 @@ from ingest import prompts
 from ingest.errors import IngestError
 from ingest.structure.contents import ContentsEntry, ContentsReader
 from ingest.structure.numbering import clean_title, parse_numbering
-from store.chat import ModelCallError, ask_json, ask_text, json_value, prompt_budget
+from store.chat import (
+    ModelCallError,
+    ModelReplyError,
+    ask_json,
+    ask_text,
+    json_value,
+    prompt_budget,
+)
 from store.embeddings import count_tokens, truncate_to_tokens
 from store.types import SectionEntry
 
@@ -80,7 +87,13 @@ def llm_entries(model: BaseChatModel, pages: list[str]) -> list[SectionEntry]:
     seen: set[tuple[str, int]] = set()
     for group in page_groups(pages, room(model, GROUP_TOKENS, prompts.STRUCTURE_SYSTEM)):
         for item in _as_list(
-            ask_json(model, prompts.STRUCTURE_SYSTEM, _tagged_pages(pages, group), json_value)
+            ask_json(
+                model,
+                prompts.STRUCTURE_SYSTEM,
+                _tagged_pages(pages, group),
+                json_value,
+                purpose="structure",
+            )
         ):
             entry = _entry_from(item, len(pages))
             if entry is None or (key := (entry["title"].lower(), entry["start_page"])) in seen:
@@ -132,7 +145,10 @@ def llm_repairer(model: BaseChatModel):  # type: ignore[no-untyped-def]
         user = (
             f"Headings:\n{listing}\n\nPages:\n{_tagged_pages(pages, numbers, REPAIR_PAGE_TOKENS)}"
         )
-        proposals = _as_list(ask_json(model, prompts.REPAIR_SYSTEM, user, json_value))
+        try:
+            proposals = _as_list(ask_json(model, prompts.REPAIR_SYSTEM, user, json_value))
+        except ModelReplyError:  # logged once; the entries stay as they were, unrepaired
+            return failed
         out = []
         for entry, item in zip(failed, proposals, strict=False):
             proposal = _entry_from(item, len(pages))
@@ -185,7 +201,8 @@ def llm_contents_reader(model: BaseChatModel) -> ContentsReader:
         if not numbers:
             return []
         user = "\n".join(f"<page {n}>\n{run[n]}\n</page {n}>" for n in numbers)
-        items = _json_list(ask_json(model, prompts.CONTENTS_SYSTEM, user, json_value))
+        reply = ask_json(model, prompts.CONTENTS_SYSTEM, user, json_value, purpose="structure")
+        items = _json_list(reply)
         if items is None:
             raise LLMOutputError("contents reply was not a JSON list of entries")
         entries = [_contents_entry(item, numbers) for item in items]

@@ -35,7 +35,7 @@ from ingest.structure.locate import mask_spans
 from ingest.structure.route import EMPTY_LAYOUT, extract_structure
 from ingest.structure.verify import insert_abstract, verify_entries
 from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
-from store.chat import ModelCallError, chat_model
+from store.chat import ModelCallError, ModelReplyError, chat_model
 from store.faults import StorageError, storage_error
 from store.library import DocumentRecord, Library, write_json
 from store.settings import ServerSettings, default_library_dir
@@ -253,15 +253,24 @@ def split(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     """Split nodes over 20,000 tokens and 10 pages; re-number ids depth-first."""
     roots = from_tree_nodes(state["tree"])
     model = _model(runtime)
-    extract = _llm_within(model) if model is not None else headings_within(state["candidates"])
+    offline = headings_within(state["candidates"])
+    extract = _llm_within(model, offline) if model is not None else offline
     split_titles = split_oversized(roots, state["pages"], extract)
     return {"tree": to_tree_nodes(roots), "split_nodes": split_titles}
 
 
-def _llm_within(model: BaseChatModel) -> Callable[[list[str], int, int], list[SectionEntry]]:
+def _llm_within(
+    model: BaseChatModel, offline: Callable[[list[str], int, int], list[SectionEntry]]
+) -> Callable[[list[str], int, int], list[SectionEntry]]:
+    """Sections inside an oversized node from the model; from the headings found in its pages
+    when the model's reply is unusable (not JSON, or cut at its cap twice)."""
+
     def extract(pages: list[str], first: int, last: int) -> list[SectionEntry]:
         window = [text if first <= n <= last else "" for n, text in enumerate(pages, start=1)]
-        return llm.llm_entries(model, window)
+        try:
+            return llm.llm_entries(model, window)
+        except ModelReplyError:  # logged once where it happened
+            return offline(pages, first, last)
 
     return extract
 

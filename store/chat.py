@@ -17,7 +17,7 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -31,6 +31,27 @@ T = TypeVar("T")
 
 JSON_REPAIRS = 1
 """Times an unreadable JSON reply is sent back with what was wrong before the call fails."""
+CUT_REPAIRS = 1
+"""Times a reply cut at its cap is sent back, asking for a shorter one, before the call fails."""
+
+Purpose = Literal["tool_call", "answer", "json", "structure", "summary"]
+REPLY_CAPS: dict[str, int] = {
+    "tool_call": 512,  # a turn that must call a tool: one or two calls with their arguments
+    "answer": 1024,  # a turn that may answer: a cited answer of a few paragraphs, or tool calls
+    "json": 1024,  # a metadata object, a grade, a list of title repairs
+    "structure": 2048,  # the section entries of a group of pages, or of a contents list
+    "summary": 320,  # a node's summary of two or three sentences
+}
+"""The longest reply each kind of call may get (tokens) unless ``VECTREE_LLM_MAX_TOKENS`` sets
+one for all: what the call needs with room to spare, so a model that writes on (a small one,
+a looping one, a wrong stop token) costs at most this, never the whole deadline."""
+MIN_REPLY_TOKENS = 64
+"""A reply is allowed at least this many tokens even when the prompt nearly fills the window
+(the server then refuses the request in one line, which is clearer than an empty reply)."""
+CUT_NOTE = (
+    "Your reply was cut off at {cap} tokens, before it ended. Reply again, much shorter: only "
+    "what was asked for (the tool call, the JSON, or a brief answer)."
+)
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
@@ -68,6 +89,17 @@ class ModelCallError(RuntimeError):
 
 class ModelReplyError(ModelCallError):
     """The model answered, but not in the form asked for, even after the repair round."""
+
+
+class ReplyCutError(ModelReplyError):
+    """The model's reply reached its cap (finish reason ``length``), also after the repair
+    round: what it wrote is incomplete, so nothing is read from it."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        super().__init__(
+            f"the model's reply was cut at {cap} tokens (twice: asked once to reply shorter)"
+        )
 
 
 @dataclass
@@ -129,17 +161,60 @@ def prompt_budget(model: object, default: int) -> int:
     return max(1, min(default, int((window - reply) * TOKENIZER_MARGIN)))
 
 
-def invoke(
-    model: Runnable[Any, Any], messages: Sequence[BaseMessage], usage: Usage | None = None
-) -> AIMessage:
-    """One model call (a chat model, or one with tools bound), metered on ``usage``.
+def reply_cap(model: object, messages: Sequence[BaseMessage], purpose: Purpose) -> int:
+    """The most tokens the reply to ``messages`` may have: the cap of its kind of call
+    (:data:`REPLY_CAPS`) or the one ``VECTREE_LLM_MAX_TOKENS`` set, never more than the model's
+    context window leaves after the prompt (when the window is known)."""
+    fixed = getattr(model, "max_tokens", None)
+    cap = int(fixed) if isinstance(fixed, int) and fixed > 0 else REPLY_CAPS[purpose]
+    window = getattr(model, "context_tokens", None)
+    if isinstance(window, int) and window > 0:
+        prompt = sum(count_tokens(message_text(m)) for m in messages) / TOKENIZER_MARGIN
+        cap = min(cap, max(MIN_REPLY_TOKENS, window - int(prompt)))
+    return cap
 
-    An endpoint failure (refused, timed out, malformed reply) is logged once, with its
-    traceback at debug level, and raised as :class:`ModelCallError`, which every caller turns
-    into a clear end of its run or stage instead of a traceback.
+
+def invoke(
+    model: Runnable[Any, Any],
+    messages: Sequence[BaseMessage],
+    usage: Usage | None = None,
+    purpose: Purpose = "answer",
+) -> AIMessage:
+    """One model call (a chat model, or one with tools bound), capped and metered on ``usage``.
+
+    Every request carries its reply cap (:func:`reply_cap`). A reply cut at the cap (finish
+    reason ``length``) is incomplete: it is sent back once with :data:`CUT_NOTE`, and a second
+    cut raises :class:`ReplyCutError`. An endpoint failure (refused, timed out, malformed reply)
+    is logged once, with its traceback at debug level, and raised as :class:`ModelCallError`;
+    every caller turns either into a clear end of its run or stage instead of a traceback.
     """
+    conversation = list(messages)
+    for _ in range(CUT_REPAIRS + 1):
+        cap = reply_cap(model, conversation, purpose)
+        reply = _call(model, conversation, cap, usage)
+        if not was_cut(reply):
+            return reply
+        LOG.info("the model's reply was cut at %d tokens; asking for a shorter one", cap)
+        conversation += [
+            AIMessage(content=message_text(reply)),
+            HumanMessage(CUT_NOTE.format(cap=cap)),
+        ]
+    error = ReplyCutError(cap)
+    LOG.warning(error.reason)
+    raise error
+
+
+def was_cut(reply: BaseMessage) -> bool:
+    """Whether the endpoint stopped the reply at its cap rather than the model ending it."""
+    return (getattr(reply, "response_metadata", None) or {}).get("finish_reason") == "length"
+
+
+def _call(
+    model: Runnable[Any, Any], messages: Sequence[BaseMessage], cap: int, usage: Usage | None
+) -> AIMessage:
+    """The request itself, its failure turned into :class:`ModelCallError`."""
     try:
-        reply = model.invoke(messages)
+        reply = model.invoke(messages, max_completion_tokens=cap)
     except Exception as exc:
         from store.endpoint import failure_line  # loads the openai SDK: only once a call failed
 
@@ -152,9 +227,16 @@ def invoke(
     return reply if isinstance(reply, AIMessage) else AIMessage(content=message_text(reply))
 
 
-def ask_text(model: Runnable[Any, Any], system: str, user: str, usage: Usage | None = None) -> str:
+def ask_text(
+    model: Runnable[Any, Any],
+    system: str,
+    user: str,
+    usage: Usage | None = None,
+    purpose: Purpose = "summary",
+) -> str:
     """A plain-text reply to one system and one user message, stripped."""
-    return message_text(invoke(model, [SystemMessage(system), HumanMessage(user)], usage)).strip()
+    messages = [SystemMessage(system), HumanMessage(user)]
+    return message_text(invoke(model, messages, usage, purpose)).strip()
 
 
 def ask_json(
@@ -164,6 +246,7 @@ def ask_json(
     read: Callable[[str], T],
     usage: Usage | None = None,
     repairs: int = JSON_REPAIRS,
+    purpose: Purpose = "json",
 ) -> T:
     """A reply to one system and one user message, read by ``read`` (which raises
     ``ValueError`` saying what is wrong with it).
@@ -174,7 +257,7 @@ def ask_json(
     conversation: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
     problem = ""
     for _ in range(repairs + 1):
-        reply = invoke(model, conversation, usage)
+        reply = invoke(model, conversation, usage, purpose)
         try:
             return read(message_text(reply))
         except ValueError as exc:

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-# A reply is text, or a ToolCalls request (the assistant asks for tool calls).
-Responder = Callable[[list[dict[str, Any]]], "str | ToolCalls"]
+# A reply is text, a ToolCalls request (the assistant asks for tool calls), or RunsOn.
+Responder = Callable[[list[dict[str, Any]]], "str | ToolCalls | RunsOn"]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 # An endless reply sends a piece every tick and stops by itself after the limit, so a client
@@ -73,6 +73,20 @@ class ToolCalls:
                 for i, (name, arguments) in enumerate(self.calls)
             ],
         }
+
+
+@dataclass(frozen=True)
+class RunsOn:
+    """A model that never ends its reply by itself: it writes until the request's cap
+    (``max_tokens``) or, with no cap, until ``window`` tokens, and the reply ends with the finish
+    reason ``length``, as llama.cpp's server ends a small model that rambles."""
+
+    window: int = 8192
+
+    def reply(self, body: dict[str, Any]) -> tuple[str, int]:
+        """The text written and its token count (one token per word)."""
+        cap = body.get("max_tokens") or body.get("max_completion_tokens") or self.window
+        return " ".join(["more"] * int(cap)), int(cap)
 
 
 @dataclass(frozen=True)
@@ -360,6 +374,9 @@ class LLMStub:
         ident = self._next_id()
         if isinstance(text, ToolCalls):
             message, finish, completion = text.as_message(ident), "tool_calls", len(text.calls)
+        elif isinstance(text, RunsOn):
+            written, completion = text.reply(request.body)
+            message, finish = {"role": "assistant", "content": written, "refusal": None}, "length"
         else:
             message = {"role": "assistant", "content": text, "refusal": None}
             finish, completion = "stop", approx_tokens(text)

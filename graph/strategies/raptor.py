@@ -151,7 +151,7 @@ class ModelSummariser:
         )
         messages = [SystemMessage(SUMMARY_PROMPT), HumanMessage(pieces)]
         try:
-            reply = message_text(invoke(self.model, messages, self.usage))
+            reply = message_text(invoke(self.model, messages, self.usage, "summary"))
         except ModelCallError as exc:  # an endpoint failure must not lose the run
             self.error = exc.reason
             return ()

@@ -22,7 +22,7 @@ from ingest.structure.headings import entries_from_headings
 from ingest.structure.layout import PageLayout
 from ingest.structure.locate import mask_spans
 from ingest.structure.verify import verify_entries
-from store.chat import ModelCallError
+from store.chat import ModelCallError, ModelReplyError
 from store.types import HeadingCandidate, SectionEntry, StructureSource
 
 LOG = logging.getLogger(__name__)
@@ -61,7 +61,9 @@ def extract_structure(
     if mode == "llm":
         if model is None:
             raise IngestError("--structure llm needs an LLM: set VECTREE_MODEL and OPENAI_BASE_URL")
-        return Structure(llm_entries(model, pages), "llm")
+        return _from_model(
+            model, pages, Structure(entries_from_headings(candidates, pages), "headings")
+        )
     if mode == "auto" and outline and _initial_rate(outline, pages) >= OUTLINE_MIN_RATE:
         return Structure(outline, "outline")
     contents = _read_contents(layout, pages, model, strict=mode == "toc")
@@ -75,7 +77,17 @@ def extract_structure(
     headings = entries_from_headings(candidates, pages, spans)
     if mode == "headings" or len(headings) >= MIN_HEADINGS or model is None:
         return Structure(headings, "headings", spans)
-    return Structure(llm_entries(model, pages), "llm", spans)
+    return _from_model(model, pages, Structure(headings, "headings", spans))
+
+
+def _from_model(model: BaseChatModel, pages: list[str], offline: Structure) -> Structure:
+    """The model's entries, or the offline ones when its reply is unusable (not JSON, or cut at
+    its cap twice): a model that answers badly never costs the document its tree."""
+    try:
+        return Structure(llm_entries(model, pages), "llm", offline.listing_spans)
+    except ModelReplyError as exc:
+        LOG.warning("structure from the model failed (%s); using the offline tree", exc.reason)
+        return offline
 
 
 def _read_contents(

@@ -277,21 +277,18 @@ def test_malformed_structure_reply_is_retried(
 
 
 @pytest.mark.usefixtures("api_key")
-def test_always_malformed_structure_fails_cleanly(
+def test_always_malformed_structure_falls_back_to_the_offline_tree(
     pdf: Path, library_dir: Path, stub: LLMStub, scripted: ScriptedModel
 ) -> None:
+    """A model that never answers in JSON costs the document nothing but its model-made tree:
+    the headings found offline give the tree, and the PDF is ingested."""
     scripted.always_malformed = True
     result = ingest(pdf, library_dir, stub)
 
-    assert result["status"] == "failed"
-    assert result["error"].endswith(
-        f"no usable JSON reply in {JSON_REPAIRS + 1} attempts: "
-        "the reply holds no JSON object or list"
-    )
+    assert result["status"] == "ingested", result.get("error")
     structure = [r for r in stub.requests if stage_of(r) == "structure"]
     assert len(structure) == JSON_REPAIRS + 1
-    assert {stage_of(r) for r in stub.requests} == {"structure"}  # nothing ran after it
     library = Library(library_dir)
-    assert library.documents() == []
+    assert library.record(result["doc_id"])["structure"] == "headings"
+    assert len(library.tree(result["doc_id"])) >= 2
     assert staging_left(library_dir) == []
-    assert not library.docs_dir.exists() or list(library.docs_dir.iterdir()) == []
