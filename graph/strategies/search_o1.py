@@ -36,6 +36,7 @@ from graph.strategies.base import (
 )
 from graph.strategies.dense import PassageSearcher, as_passage
 from graph.strategies.tool_loop import CITE_RULE, ToolLoop, run_tool_loop
+from store.chat import ModelCallError
 from store.text import content_words
 from tools.formatting import CITATION_FORMAT
 from tools.passages import PassageSearch, ScoredChunk
@@ -161,7 +162,12 @@ def feedback_search(request: StrategyRequest, searches: Searches) -> list[Passag
 
 # -- with a model ---------------------------------------------------------------------------------
 def reason_in_documents(request: StrategyRequest, query: str, hits: list[ScoredChunk]) -> str:
-    """Condense one search's passages into notes for the reasoning model (one model call)."""
+    """Condense one search's passages into notes for the reasoning model (one model call).
+
+    When the notes cannot be had (the endpoint failed, or the reply was cut at its cap twice),
+    the reasoning model gets the passages themselves, with a line saying why: the search still
+    counts, and nothing is read from a cut reply.
+    """
     if not hits:
         return "The search returned no passages."
     blocks = "\n\n".join(
@@ -171,7 +177,11 @@ def reason_in_documents(request: StrategyRequest, query: str, hits: list[ScoredC
         SystemMessage(NOTES_PROMPT),
         HumanMessage(f"Question: {request.question}\nSearch: {query}\n\nResults:\n\n{blocks}"),
     ]
-    return str(request.recorder.ask(request.model, messages).text).strip()  # type: ignore[arg-type]
+    try:
+        notes = request.recorder.ask(request.model, messages)  # type: ignore[arg-type]
+    except ModelCallError as exc:
+        return f"No notes could be written ({exc.reason}); the passages found:\n\n{blocks}"
+    return str(notes.text).strip()
 
 
 def declared_loop(request: StrategyRequest) -> ToolLoop:

@@ -219,3 +219,18 @@ def test_offline_rounds_stop_after_the_round_limit() -> None:
 def test_feedback_words_are_new_frequent_content_words() -> None:
     text = "The network network network uses dropout dropout and layers 2019 2019 2019."
     assert feedback_words(text, {"layers"}, 3) == ["network", "dropout", "uses"]
+
+
+def test_notes_cut_at_their_cap_give_the_model_the_passages_instead() -> None:
+    """A notes reply cut twice is not read: the search's passages go to the reasoning model,
+    with the reason, and the run goes on to its answer."""
+    cut = AIMessage("notes " * 50, response_metadata={"finish_reason": "length"})
+    model = Router(reason=lambda turn: search_for("cats data") if turn == 1 else AIMessage("Cats."))
+    model.notes = cut  # type: ignore[assignment]
+    request = make_request(model, "What was studied?")
+    search = FakeSearch(hits(8))
+    outcome = run_tool_loop(request, lambda step: search_loop(step, search, [DOC_A, DOC_B]))
+    assert (outcome.answer, outcome.status) == ("Cats.", "answered")
+    result = next(m for m in model.seen[-1] if isinstance(m, ToolMessage))
+    assert "No notes could be written (the model's reply was cut at" in str(result.content)
+    assert "Search: cats data" not in str(result.content)  # the passages, not the prompt
