@@ -31,7 +31,7 @@ from graph.strategies import strategy_spec
 from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog
-from store.chat import ModelCallError, Purpose, Usage, invoke
+from store.chat import ModelCallError, Usage, invoke, turn_purpose
 from store.search_engine import SearchFilters, engine_for
 from store.types import DocumentMetadata
 from tools.formatting import author_label
@@ -189,7 +189,9 @@ def _model_turn(
     turns = state.get("model_turns", 0) + 1
     usage = Usage(**(state.get("usage") or {}))
     try:
-        reply = invoke(model, state["messages"], usage, _purpose(state))
+        reply = invoke(
+            model, state["messages"], usage, turn_purpose(state.get("tool_choice") or "auto")
+        )
     except ModelCallError as exc:
         failed = {
             "model_turns": turns,
@@ -215,11 +217,6 @@ def _model_turn(
         return Command(goto="finish", update=update)
     layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in calls]
     return Command(goto=LAYER_NODES[max(layers)], update=update)
-
-
-def _purpose(state: AgentState) -> Purpose:
-    """A turn that must call a named tool needs a tool call's room; one that may answer, more."""
-    return "answer" if (state.get("tool_choice") or "auto") == "auto" else "tool_call"
 
 
 def _insisted_tool(state: AgentState, context: AgentContext) -> str | None:

@@ -161,6 +161,12 @@ def prompt_budget(model: object, default: int) -> int:
     return max(1, min(default, int((window - reply) * TOKENIZER_MARGIN)))
 
 
+def turn_purpose(tool_choice: str) -> Purpose:
+    """A turn whose ``tool_choice`` names a tool needs a tool call's room; one that may answer
+    (``auto``) needs an answer's."""
+    return "answer" if tool_choice == "auto" else "tool_call"
+
+
 def reply_cap(model: object, messages: Sequence[BaseMessage], purpose: Purpose) -> int:
     """The most tokens the reply to ``messages`` may have: the cap of its kind of call
     (:data:`REPLY_CAPS`) or the one ``VECTREE_LLM_MAX_TOKENS`` set, never more than the model's

@@ -41,7 +41,7 @@ from graph.state import RunStatus, Step
 from graph.strategies import declared
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
-from store.chat import ModelCallError, Purpose, Usage
+from store.chat import ModelCallError, Usage, turn_purpose
 from tools.formatting import CITATION_FORMAT
 from tools.results import Passage, Tool
 
@@ -201,8 +201,7 @@ def loop_graph(
         except NotImplementedError:
             return step.end(StrategyOutcome("", "failed", "the model cannot call tools"))
         try:
-            purpose: Purpose = "answer" if choice == "auto" else "tool_call"
-            reply = step.request.recorder.ask(bound, conversation, purpose)
+            reply = step.request.recorder.ask(bound, conversation, turn_purpose(choice))
         except ModelCallError as exc:
             return step.end(StrategyOutcome("", "failed", exc.reason))
         if reply.tool_calls or reply.invalid_tool_calls:

@@ -38,6 +38,8 @@ ARABIC = re.compile(
     r"^(?P<num>\d{1,2}-\d{1,3}(\.\d{1,2})*|\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.*)$"
 )
 CHAPTER_DASH = re.compile(r"^\d{1,2}-\d")
+# A number of two levels or more ("9.3", "2-8"): never a citation's bare number.
+MULTI_LEVEL = re.compile(r"\d[.-]\d")
 # A label word (or two) and a number: "Strategy 1.01:", "Strategic Goal 2:", "Task 1.1.1.1",
 # "Section 4 –", "Article 12." (agency plans, regulations, standards).
 LABELLED = re.compile(
@@ -143,7 +145,7 @@ def parse_numbering(title: str) -> Numbering | None:
         if not match:
             continue
         number = match.group("num")
-        multi_level = re.search(r"\d[.-]\d", number) is not None
+        multi_level = MULTI_LEVEL.search(number) is not None
         if scheme != "appendix" and not _plausible_rest(match.group("rest"), multi_level):
             return None
         if scheme == "labelled":
