@@ -200,7 +200,7 @@ def build_library(
         _write_batch(catalog, [f"doc{n:06d}" for n in batch], corpus, rng, dim, pool)
         if start // per_batch % 100 == 99:
             _log(f"{docs} docs: {start + len(batch)} written")
-    catalog.library.bump_index_version()
+    catalog.index_changed()
     catalog.index.settle()
     return catalog
 

@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from store.completeness import shortfall
 from store.entries import EmbeddedEntry, stored_entries
-from store.faults import ReadOnlyLibrary, require_space, writable
+from store.faults import IndexIncomplete, ReadOnlyLibrary, require_space, writable
 from store.index import StructuralIndex
 from store.library import Library
-from store.locks import write_depth, write_lock
+from store.locks import holder, write_depth, write_lock
 from store.settings import IndexSettings
 
 _OPEN: dict[Path, Catalog] = {}
@@ -63,6 +64,27 @@ class Catalog:
             if write_depth(root) == 1 and self.index.opened:
                 self.index.settle()
 
+    def index_changed(self) -> None:
+        """A new index version, recording what the index now holds (after every change of
+        the searchable documents)."""
+        self.library.bump_index_version(self.index.held())
+
+    def require_complete(self) -> None:
+        """``IndexIncomplete`` in one line, with the remedy, when the index holds less than
+        the visible documents and the last recorded change say it should
+        (``store.completeness``)."""
+        writer = holder(self.library.root)
+        problem = shortfall(
+            self.index.held(),
+            self.library.document_folders(),
+            self.library.recorded_counts(),
+            writer,
+        )
+        if problem is not None:
+            raise IndexIncomplete(
+                self.index.location, problem, None if writer is None else str(writer)
+            )
+
     def require_space(self, extra: int, what: str) -> None:
         """``NoSpace`` in one line, before anything is written, unless the disk holds what the
         index may take on its next writes plus ``extra`` bytes of library files."""
@@ -73,7 +95,7 @@ class Catalog:
         self.index.upsert_document(doc_id, entries)
         self.library.commit(staging, doc_id)
         self.index.mark_committed(doc_id)
-        self.library.bump_index_version()
+        self.index_changed()
 
     def remove(self, doc_id: str) -> bool:
         """Delete a document completely: hide its folder, drop its points, delete the files.
@@ -88,7 +110,7 @@ class Catalog:
         present = self.library.has(doc_id) or doc_id in self.library.trashed()
         self.library.hide(doc_id)
         self.index.delete_document(doc_id)
-        self.library.bump_index_version()
+        self.index_changed()
         self.library.purge_trash(doc_id)
         return present
 
@@ -105,7 +127,7 @@ class Catalog:
         entries = self.index.embed_entries(stored_entries(self.library, doc_id))
         self.index.upsert_document(doc_id, entries)
         self.index.mark_committed(doc_id)
-        self.library.bump_index_version()
+        self.index_changed()
         return len(entries)
 
     def move_index_aside(self) -> Path:
@@ -113,7 +135,7 @@ class Catalog:
         shards closed; the next write starts a new one. Returns where it went."""
         with self.index.closed():
             target = self.library.move_index_aside()
-        self.library.bump_index_version()
+        self.index_changed()
         return target
 
     def quarantine(self, doc_id: str) -> Path:
@@ -122,7 +144,7 @@ class Catalog:
         target = self.library.quarantine(self.library.doc_dir(doc_id))
         self.index.delete_document(doc_id)
         self.library.forget_derived(doc_id)
-        self.library.bump_index_version()
+        self.index_changed()
         return target
 
     def unfinished(self) -> Unfinished:
@@ -150,7 +172,7 @@ class Catalog:
         for doc_id in left.orphaned:
             self.index.delete_document(doc_id)
         if left.trash or left.unpublished or left.orphaned:
-            self.library.bump_index_version()
+            self.index_changed()
         return {
             "staging": len(left.staging),
             "trash": len(left.trash),

@@ -41,6 +41,20 @@ class IndexUnreadable(StorageError):
         self.problem = problem
 
 
+class IndexIncomplete(StorageError):
+    """An index that holds less than the library says it should (``store.completeness``): a
+    search would answer from part of the library."""
+
+    def __init__(self, where: str, shortfall: str, writer: str | None) -> None:
+        remedy = (
+            f"{writer} is changing the library: try again when it has finished"
+            if writer
+            else "run `vectree check --repair` to rebuild the lost entries from the documents "
+            "(nothing is lost)"
+        )
+        super().__init__(f"the index in {where} {shortfall}; {remedy}")
+
+
 class NoSpace(StorageError):
     """Not enough free space for what a command is about to write."""
 

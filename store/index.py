@@ -23,6 +23,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from qdrant_client import QdrantClient, models
 
+from store.completeness import IndexCounts
 from store.edge import EdgeClient, edge_client, write_space_needed
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import ENTRIES_VERSION, EmbeddedEntry, EntryVectors, IndexEntry
@@ -311,6 +312,21 @@ class StructuralIndex:
             conditions.append(_match("doc_id", doc_id))
         result = self.client.count(self.collection, count_filter=models.Filter(must=conditions))
         return int(result.count)
+
+    @_exclusive
+    def held(self) -> IndexCounts:
+        """What the index holds, for the completeness check (``store.completeness``): three
+        count queries."""
+        if not self.client.collection_exists(self.collection):
+            return IndexCounts(0, 0, 0)
+        committed = _match("committed", COMMITTED)
+        documents = _match("entry_type", "document")
+
+        def count(*conditions: models.Condition) -> int:
+            flt = models.Filter(must=list(conditions))
+            return int(self.client.count(self.collection, count_filter=flt).count)
+
+        return IndexCounts(count(committed), count(committed, documents), count(documents))
 
     @property
     def location(self) -> str:

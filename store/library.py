@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from store.completeness import IndexCounts
 from store.locks import process_alive
 from store.types import (
     DOC_ID_PATTERN,
@@ -279,21 +280,42 @@ class Library:
         In-memory search engines cache the index and compare this token (one small file read)
         to know when to reload; a file works across processes, unlike an in-process counter.
         """
+        return self._version_lines()[0]
+
+    def recorded_counts(self) -> IndexCounts | None:
+        """What the index held when the current version was written (``store.completeness``;
+        None for a library written before counts were recorded)."""
+        return IndexCounts.from_json(self._version_lines()[1])
+
+    def _version_lines(self) -> tuple[str, str]:
+        """The version file's token and counts lines ("" for each that is absent)."""
         try:
-            return self.index_version_file.read_text(encoding="utf-8").strip()
+            text = self.index_version_file.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return ""
+            return "", ""
+        token, _, counts = text.partition("\n")
+        return token.strip(), counts.strip()
+
+    def document_folders(self) -> int:
+        """How many documents are visible (folders with a manifest): one directory listing and
+        a stat per folder, cheap enough to compare with the index before each process's first
+        search."""
+        if not self.docs_dir.is_dir():
+            return 0
+        with os.scandir(self.docs_dir) as entries:
+            return sum(1 for entry in entries if entry.is_dir() and self.has(entry.name))
 
     # -- writing -------------------------------------------------------------------------
-    def bump_index_version(self) -> str:
-        """Write a fresh version token atomically (after a publish or a removal).
+    def bump_index_version(self, counts: IndexCounts) -> str:
+        """Write a fresh version token atomically (after a publish or a removal), with what
+        the index now holds (``counts``), so readers can tell a later loss.
 
         A unique token rather than an incremented counter, so two writers never need a
         read-modify-write race to produce distinct versions.
         """
         token = f"{time.time_ns()}-{os.getpid()}-{next(_VERSION_COUNTER)}"
         tmp = self.root / f".index_version.{os.getpid()}.{next(_VERSION_COUNTER)}.tmp"
-        tmp.write_text(token + "\n", encoding="utf-8")
+        tmp.write_text(f"{token}\n{counts.as_json()}\n", encoding="utf-8")
         os.replace(tmp, self.index_version_file)
         return token
 

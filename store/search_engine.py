@@ -451,7 +451,9 @@ _CACHE_LOCK = threading.Lock()
 
 def engine_for(catalog: Any) -> SearchEngine:
     """The engine for a catalog at its current index version (a new one, with a fresh
-    document table, when the version changed or the catalog's client was replaced).
+    document table, when the version changed or the catalog's client was replaced). A new
+    engine is made only for an index that holds what the library says it should
+    (``Catalog.require_complete``: ``IndexIncomplete`` otherwise).
 
     ``catalog`` is a ``store.catalog.Catalog``; the client always comes from its index, since
     an embedded shard may be open once per process.
@@ -464,6 +466,7 @@ def engine_for(catalog: Any) -> SearchEngine:
         cached = _CACHE.get(key)
         if cached is not None and cached.version == version and cached.client is client:
             return cached
+        catalog.require_complete()
         kept = map_path(key[0], index.collection, version) if version else None
         engine = SearchEngine(client, index.collection, version, kept)
         _CACHE[key] = engine

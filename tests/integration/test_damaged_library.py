@@ -117,7 +117,8 @@ def test_lost_index_entries_are_rebuilt_and_found_again(
     other = doc_id_of(library, OTHER_PDF)
     open_catalog(library).index.delete_document(other)
     close_catalogs()
-    assert other not in found(capsys, library, OTHER_QUERY)
+    code, refused = run_cli(capsys, library, "search", OTHER_QUERY)
+    assert (code, refused["error"]) == (1, incomplete(library, "for 1 of the 2 documents"))
 
     code, report = run_cli(capsys, library, "check")
     assert code == 2
@@ -135,6 +136,50 @@ def test_lost_index_entries_are_rebuilt_and_found_again(
         [{"doc_id": other, "action": "reindexed"}],
     )
     assert found(capsys, library, OTHER_QUERY)[0] == other
+
+
+def incomplete(library: Path, held: str) -> str:
+    """The line a command prints for an index that lost entries, no writer running."""
+    return (
+        f"the index in {library / 'edge' / 'vectree_structure'} holds entries {held} in the "
+        "library; run `vectree check --repair` to rebuild the lost entries from the documents "
+        "(nothing is lost)"
+    )
+
+
+def test_an_index_that_lost_its_segments_is_named_never_empty(
+    library: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index opens and would answer "nothing matches"; every reader says what happened."""
+    for segment in (library / "edge" / "vectree_structure" / "segments").iterdir():
+        shutil.rmtree(segment)
+    line = incomplete(library, "for 0 of the 2 documents")
+    for command in (["search", OTHER_QUERY], ["ask", "What AI support for expository writing?"]):
+        code, refused = run_cli(capsys, library, *command)
+        assert code == 1 and refused["error"].endswith(line), command
+    code, records = run_cli(capsys, library, "docs")  # the documents themselves are all there
+    assert code == 0 and len(records) == 2
+    code, report = run_cli(capsys, library, "check", "--repair")
+    assert (code, report["damaged"]) == (0, [])
+    assert found(capsys, library, OTHER_QUERY)[0] == doc_id_of(library, OTHER_PDF)
+
+
+def test_a_rebuild_cut_short_is_named_until_it_is_finished(
+    library: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a repair killed after its first document leaves: a new index with one of the two
+    documents, its counts recorded as written."""
+    catalog = open_catalog(library)
+    catalog.move_index_aside()
+    catalog.reindex(doc_id_of(library, OTHER_PDF))
+    close_catalogs()
+    code, refused = run_cli(capsys, library, "search", OTHER_QUERY)
+    assert (code, refused["error"]) == (1, incomplete(library, "for 1 of the 2 documents"))
+    code, report = run_cli(capsys, library, "check", "--repair")
+    assert (code, report["damaged"]) == (0, [])
+    assert found(capsys, library, "ultra light bosonic dark matter")[0] == doc_id_of(
+        library, DAMAGED_PDF
+    )
 
 
 def test_search_leaves_out_what_docs_leaves_out(

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from graph.agent import compile_agent
 from graph.context import AgentContext
-from store.catalog import close_catalogs
+from store.catalog import close_catalogs, open_catalog
 from store.library import Library, write_json
 
 DOC = "0123456789abcdef"
@@ -62,7 +62,8 @@ def tools_msg(*calls: dict[str, Any], invalid: list[dict[str, Any]] | None = Non
 
 @pytest.fixture
 def library(tmp_path: Path) -> Iterator[Path]:
-    """A one-document library written directly (no parsing, no index)."""
+    """A one-document library written directly (no parsing), its entries indexed as
+    ``vectree check --repair`` rebuilds them (an index without them would be refused)."""
     root = tmp_path / "library"
     lib = Library(root).ensure()
     staging = lib.new_staging(DOC)
@@ -119,6 +120,8 @@ def library(tmp_path: Path) -> Iterator[Path]:
         },
     )
     lib.commit(staging, DOC)
+    open_catalog(root).reindex(DOC)
+    close_catalogs()  # each test opens it with its own settings
     yield root
     close_catalogs()
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient, models
 
+from store.completeness import IndexCounts
 from store.edge import EdgeClient
 from store.entry_map import EntryMap
 from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id
@@ -622,13 +623,17 @@ def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> Non
     tiny_collection(client, docs=6)
     library = Library(tmp_path / "lib").ensure()
     index = SimpleNamespace(settings=IndexSettings(), client=client, collection=COLLECTION)
-    catalog = SimpleNamespace(library=library, index=index)
+    checked: list[str] = []
+    catalog = SimpleNamespace(
+        library=library, index=index, require_complete=lambda: checked.append("checked")
+    )
     first = engine_for(catalog)
     assert first.corpus_size() == 4
     assert engine_for(catalog) is first
     client.set_payload(COLLECTION, {"committed": 1}, points=models.Filter())
     assert engine_for(catalog) is first  # no bump: the same engine (its table is kept)
     assert first.corpus_size() == 4  # counted once per index version, not per search
-    library.bump_index_version()
+    library.bump_index_version(IndexCounts(entries=6, documents=6, document_entries=6))
     second = engine_for(catalog)
     assert second is not first and second.corpus_size() == 6
+    assert checked == ["checked", "checked"]  # completeness checked once per version

@@ -30,7 +30,7 @@ from graph.strategies.pageindex import (
     title_label,
 )
 from graph.strategies.tool_loop import EXTRA_TURNS
-from store.catalog import Catalog
+from store.catalog import Catalog, close_catalogs, open_catalog
 from store.library import Library, write_json
 from tests.trees import node
 from tools.toolbox import SearchScope
@@ -75,7 +75,14 @@ def write_document(root: Path, doc_id: str, tree: Any, pages: list[str]) -> None
     folder.mkdir(parents=True)
     write_json(folder / "document.json", {"doc_id": doc_id, "title": f"Report {doc_id}"})
     write_json(folder / "tree.json", tree)
-    write_json(folder / "metadata.json", {"authors": ["Ann Smith", "Bo Lee"], "year": 2021})
+    metadata = {
+        "title": f"Report {doc_id}",
+        "authors": ["Ann Smith", "Bo Lee"],
+        "year": 2021,
+        "venue": None,
+        "description": "",
+    }
+    write_json(folder / "metadata.json", metadata)
     lines = [json.dumps({"page": n, "text": text}) for n, text in enumerate(pages, 1)]
     (folder / "pages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -451,7 +458,7 @@ def test_single_document_search_starts_with_the_outline_prompt(catalog: Catalog)
 
 
 def test_a_model_s_search_runs_as_checkpointed_turns_of_the_agent_graph(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -460,6 +467,10 @@ def test_a_model_s_search_runs_as_checkpointed_turns_of_the_agent_graph(
 
     model = walk_and_answer()
     monkeypatch.setattr(nodes, "configured_model", lambda _context: model)
+    indexed = open_catalog(catalog.library.root)  # the agent graph refuses an index without them
+    for doc_id in (LOAN, OTHER):
+        indexed.reindex(doc_id)
+    request.addfinalizer(close_catalogs)
     saver = InMemorySaver()
     graph = build_agent_graph().compile(checkpointer=saver)
     final = graph.invoke(
