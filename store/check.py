@@ -361,9 +361,12 @@ def checkpoints_damage(path: Path) -> list[Damage]:
 
 
 def sqlite_problem(path: Path) -> str | None:
-    """What SQLite's own quick check finds wrong with a database file (opened read-only)."""
+    """What SQLite's own quick check finds wrong with a database file (opened read-only). On
+    a read-only filesystem it is opened as immutable: SQLite cannot create the shared-memory
+    file a read of a write-ahead-logged database needs there, and nothing can change it."""
+    options = "mode=ro" if writable(path.parent) else "mode=ro&immutable=1"
     try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?{options}", uri=True)) as db:
             rows = db.execute("PRAGMA quick_check").fetchall()
     except sqlite3.DatabaseError as exc:
         return str(exc)

@@ -35,6 +35,9 @@ from pathlib import Path
 LOG = logging.getLogger(__name__)
 WRITE_LOCK = ".write.lock"
 INDEX_LOCK = ".index.lock"
+SERVE_LOCK = ".serve.lock"
+"""Held by the library's server for its life: one server per library (its run data, thread
+list and queue are per server)."""
 WAITING_LOCK = ".index-waiting.lock"
 POLL_S = 0.2
 """How often a waiting process tries again."""
@@ -154,6 +157,17 @@ def _try_acquire(root: Path, command: str) -> bool:
         return True
 
 
+def hold_for_life(path: Path, command: str) -> str | None:
+    """Take the lock on ``path`` for the rest of this process and of the program it ``exec``s
+    into (the descriptor is inherited, and the kernel lets go when that program ends); None
+    once held, else who holds it, for a message."""
+    fd = try_flock(path, command)
+    if fd is None:
+        return describe_holder(path.parent, path.name)
+    os.set_inheritable(fd, True)
+    return None
+
+
 def write_depth(root: Path) -> int:
     """How many nested ``write_lock`` blocks of this process hold the library at ``root``."""
     with _HELD_LOCK:
@@ -162,8 +176,9 @@ def write_depth(root: Path) -> int:
 
 
 def try_flock(path: Path, command: str) -> int | None:
-    """Take the exclusive lock on ``path`` without waiting and record who holds it there;
-    the descriptor (close it to let go), or None when another process holds it."""
+    """Take the exclusive lock on ``path`` without waiting and record who holds it there (on a
+    full disk the record is left out: waiters then name "another process", and read commands
+    still run); the descriptor (close it to let go), or None when another process holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -171,8 +186,11 @@ def try_flock(path: Path, command: str) -> int | None:
     except BlockingIOError:
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode(), 0)
+    except OSError as exc:  # a full disk: the lock holds all the same, unnamed to waiters
+        LOG.debug("could not name the holder of %s: %s", path, exc)
     return fd
 
 

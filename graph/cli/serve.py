@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from graph.cli.common import EXIT_ERROR, create_library, library_of
+from store.locks import SERVE_LOCK, hold_for_life
 from store.settings import ServerSettings
 
 STUDIO_URL = "https://smith.langchain.com/studio/?baseUrl=http://{host}:{port}"
@@ -96,7 +97,9 @@ def announce_access(settings: ServerSettings) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Replace this process with the dev server (so its PID is the server's PID)."""
+    """Replace this process with the dev server (so its PID is the server's PID), holding
+    the library's serve lock for the server's life: a second server on the same library would
+    share its run data and lose the first one's threads."""
     config = project_config()
     if config is None:
         print(
@@ -117,6 +120,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     port = command[command.index("--port") + 1]
+    serving = hold_for_life(library / SERVE_LOCK, f"vectree serve --port {port}")
+    if serving is not None:
+        print(
+            f"error: {library} is already served by {serving}; stop that server, or serve "
+            "another library (--library)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     settings = ServerSettings.from_env()
     inbox = settings.inbox_dir(library)
     inbox.mkdir(parents=True, exist_ok=True)

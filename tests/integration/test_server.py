@@ -141,6 +141,18 @@ def test_served_agent_runs_streams_persists_and_coexists_with_the_cli(
         remote = json.loads(capsys.readouterr().out)
         assert remote["steps"] == before["steps"] and remote["checkpoints"] == len(history)
 
+        # A second server on the same library is refused in one line naming the first.
+        second = subprocess.run(
+            [sys.executable, "-m", "graph.cli", "--library", str(library), "serve"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1 and second.stderr.count("\n") == 1
+        assert second.stderr.startswith(f"error: {library} is already served by `vectree serve")
+        assert f"(pid {process.pid})" in second.stderr
+
         # The CLI answers on the same library while the server is up.
         assert main(["--library", str(library), "ask", QUESTION, "--json"]) == 0
         assert "81.1M" in json.loads(capsys.readouterr().out)["answer"]

@@ -230,6 +230,44 @@ def test_a_full_disk_is_refused_in_one_line_and_loses_nothing(
     assert vectree(library, "check").returncode == 0
 
 
+def fill(disk: Path) -> None:
+    """Leave exactly 0 bytes free: big writes, then single bytes to the last block."""
+    for size in (MIB, 4096, 1):
+        with (disk / f"filler.{size}").open("wb", buffering=0) as filler:
+            try:
+                while True:
+                    filler.write(b"\0" * size)
+            except OSError:
+                pass
+
+
+def test_exactly_no_free_space_is_one_line_for_every_command(
+    template: Path, small_disk: Callable[[int], Path]
+) -> None:
+    """Not even a lock file's holder record can be written: every command still ends in one
+    line (the lock holds unnamed), and nothing is lost."""
+    disk = small_disk(24)
+    library = copy_library(template, disk / "library")
+    before = sorted(p.name for p in (library / "docs").iterdir())
+    fill(disk)
+    assert shutil.disk_usage(disk).free == 0
+    for command in (
+        ("search", QUERY),
+        ("check",),
+        ("ingest", str(PDF_DIR / "2206.10883v3.pdf")),
+        ("remove", before[0]),
+        ("check", "--repair"),
+    ):
+        done = vectree(library, *command)
+        assert done.returncode == 1, (command, done.returncode, done.stderr)
+        one_line_error(done, "not enough free space in", "0 bytes free")
+    for filler in disk.glob("filler.*"):
+        filler.unlink()
+    small_disk(400)
+    assert documents(library) == before
+    assert found(library)[0] in before
+
+
 def test_a_new_library_on_a_full_disk_is_refused_before_parsing(
     small_disk: Callable[[int], Path],
 ) -> None:
@@ -244,8 +282,10 @@ def test_a_new_library_on_a_full_disk_is_refused_before_parsing(
 
 @pytest.fixture
 def read_only(library: Path, tmp_path: Path) -> Iterator[Path]:
-    """The library bind-mounted read-only."""
+    """The library bind-mounted read-only, with the checkpoints of one question (a
+    write-ahead-logged SQLite file, which a read-only open cannot read there)."""
     require_mounts()
+    assert vectree(library, "ask", "What AI support for expository writing?").returncode == 0
     view = tmp_path / "read-only"
     view.mkdir()
     done = subprocess.run(["mount", "--bind", str(library), str(view)], check=False)
