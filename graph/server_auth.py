@@ -18,6 +18,9 @@ langgraph.json names ``auth`` here as the server's custom authentication (``auth
   graph (unset: every key; ``none``: no one). Anyone else's run of it, or assistant made
   from it, is answered 403; what the graph accepts is checked field by field
   (``ingest.request``).
+- **Server pages.** ``/info``, ``/metrics``, ``/docs`` and ``/openapi.json`` are outside
+  the custom authentication; with keys configured they answer 401 without one
+  (``KeysForServerPages``). ``/ok`` stays open for health checks.
 - **Browsers.** CORS (``http.cors``) admits only LangGraph Studio's origin. A Chromium-based
   browser asks before a public page (Studio) may call a server on the private network (this
   one, on 127.0.0.1): its preflight carries ``Access-Control-Request-Private-Network: true``,
@@ -119,13 +122,21 @@ def _may_ingest(identity: str) -> bool:
     return identity in {caller_identity(key) for key in settings.ingest_keys}
 
 
+def _names_ingest(value: Any) -> bool:
+    """Whether a request's fields name the ingest graph or its assistant."""
+    if not isinstance(value, MutableMapping):
+        return False
+    names = {str(value.get("assistant_id") or ""), str(value.get("graph_id") or "")}
+    return bool(names & INGEST_ASSISTANTS)
+
+
 def _refuse_ingest(ctx: Auth.types.AuthContext, value: Any) -> None:
-    """403 for a run of the ingest graph, or an assistant made from it, by a caller the
-    operator has not let ingest."""
+    """403 for a run of the ingest graph, an assistant made from it, or a cron that would run
+    it (its assistant is named in the cron's ``payload``), by a caller the operator has not
+    let ingest."""
     if not isinstance(value, MutableMapping) or _may_ingest(ctx.user.identity):
         return
-    names = {str(value.get("assistant_id") or ""), str(value.get("graph_id") or "")}
-    if names & INGEST_ASSISTANTS:
+    if _names_ingest(value) or _names_ingest(value.get("payload")):
         raise Auth.exceptions.HTTPException(
             status_code=403, detail="this key may not ingest documents (VECTREE_SERVER_INGEST_KEYS)"
         )
@@ -303,7 +314,41 @@ class OthersThreadsAreNotFound:
 
 
 BODY_HEADERS = (b"content-length", b"content-type", b"transfer-encoding")
+SERVER_PAGES = frozenset({"/info", "/metrics", "/docs", "/openapi.json"})
+"""The server's own pages, which its custom authentication does not cover: they describe the
+deployment (graphs, versions, load), so with keys configured they need one too. ``/ok`` stays
+open for health checks."""
+UNAUTHORISED = b'{"detail":"missing or wrong x-api-key header"}'
+
+
+class KeysForServerPages:
+    """Answer 401 to a request for one of ``SERVER_PAGES`` without a configured key (preflights
+    pass: CORS answers them)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        keys = ServerSettings.from_env().api_keys
+        if (
+            scope["type"] != "http"
+            or scope["method"] == "OPTIONS"
+            or scope["path"].rstrip("/") not in SERVER_PAGES
+            or not keys
+            or identity_for(dict(scope["headers"]).get(KEY_HEADER), keys) is not None
+        ):
+            await self.app(scope, receive, send)
+            return
+        headers = [(b"content-type", b"application/json")]
+        headers.append((b"content-length", str(len(UNAUTHORISED)).encode()))
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": UNAUTHORISED})
+
 
 app = Starlette(
-    middleware=[Middleware(PrivateNetworkForAllowedOrigins), Middleware(OthersThreadsAreNotFound)]
+    middleware=[
+        Middleware(PrivateNetworkForAllowedOrigins),
+        Middleware(KeysForServerPages),
+        Middleware(OthersThreadsAreNotFound),
+    ]
 )

@@ -58,6 +58,11 @@ def test_no_key_or_a_wrong_key_is_refused(served: tuple[Path, str]) -> None:
     _, url = served
     assert _status(lambda: get_sync_client(url=url).threads.create()) == 401
     assert _status(lambda: get_sync_client(url=url, api_key="guess").threads.search()) == 401
+    for page in ("/info", "/metrics", "/docs", "/openapi.json"):
+        assert httpx.get(f"{url}{page}").status_code == 401, page
+        assert httpx.get(f"{url}{page}", headers={"x-api-key": "guess"}).status_code == 401
+        assert httpx.get(f"{url}{page}", headers={"x-api-key": ALICE}).status_code == 200, page
+    assert httpx.get(f"{url}/ok").status_code == 200  # health checks need no key
     assert get_sync_client(url=url, api_key=ALICE).threads.create()["thread_id"]
 
 
@@ -230,6 +235,10 @@ def test_only_the_keys_the_operator_names_may_ingest(served: tuple[Path, str]) -
     thread = bob.threads.create()["thread_id"]
     assert _status(lambda: bob.runs.create(thread, "ingest", input={"source": "bob.pdf"})) == 403
     assert _status(lambda: bob.assistants.create(graph_id="ingest")) == 403
+    hourly = "0 * * * *"
+    assert _status(lambda: bob.crons.create("ingest", schedule=hourly, input={})) == 403
+    assert _status(lambda: bob.crons.create_for_thread(thread, "ingest", schedule=hourly)) == 403
+    assert bob.crons.search() == []
     answered = bob.runs.wait(None, "agent", input={"question": QUESTION})
     assert isinstance(answered, dict) and answered["status"] == "answered"
 
