@@ -6,6 +6,7 @@ answered, not raised. Validation, budgets and recording are the tool engine's
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial, wraps
@@ -27,6 +28,15 @@ from tools.search import DocumentSearch, FilingFilter
 
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
+
+
+PAGE_HEADER = re.compile(r"^(=== .* ===)$", re.MULTILINE)
+
+
+def quoted_page(text: str) -> str:
+    """A page's text as the model reads it: a line of the page shaped like the page headers
+    ("=== doc p.9 ===") is indented, so a page cannot pose as another page (or end its own)."""
+    return PAGE_HEADER.sub(r"  \1", text.strip()) or "(no text on this page)"
 
 
 @dataclass(frozen=True)
@@ -269,10 +279,7 @@ class Toolbox:
                 f"{', '.join(map(str, outside))} do not exist."
             )
         texts = self.library.pages(known)
-        body = [
-            f"=== {known} p.{p} ===\n{texts[p - 1].strip() or '(no text on this page)'}"
-            for p in wanted
-        ]
+        body = [f"=== {known} p.{p} ===\n{quoted_page(texts[p - 1])}" for p in wanted]
         return ToolResult(
             content="\n\n".join(body),
             artifact={
