@@ -1,14 +1,19 @@
 """A bounded load test of the served agent: concurrent runs while a CLI ingest writes.
 
 Ingests the bundled demo corpus into ``--library`` (reused when present), starts `vectree serve`
-on a free loopback port with one API key, then sends ``--runs`` questions at once through
-langgraph-sdk (each on its own thread, ``runs.wait``) while `vectree ingest` adds ``--pdfs`` to
-the same library, and polls ``/ok`` throughout. Everything stops by itself at ``--deadline``.
+on a free loopback port with one API key, asks one question alone (the baseline), then sends
+``--runs`` questions at once through langgraph-sdk (each on its own thread, ``runs.wait``) while
+`vectree ingest` adds ``--pdfs`` to the same library, and polls ``/ok`` throughout. With
+``--supplied-pages N`` a served ingest of a supplied document of N pages (5,000 characters
+each) starts three seconds before the questions: a large ingest must not make them wait.
+Everything stops by itself at ``--deadline``.
 
 It checks that every run ends with an answer or a clear status, that no thread is lost or
-duplicated, and that ``/ok`` stayed healthy; it reports runs per second and p50/p95 latency.
+duplicated, and that ``/ok`` stayed healthy; it reports runs per second, p50/p95 latency, the
+supplied ingest's time and the server's peak memory.
 
     python -m evals.bench_serve --library /tmp/vectree-bench-serve --runs 20 [--json]
+    python -m evals.bench_serve --library /tmp/vectree-bench-serve --runs 4 --supplied-pages 5000
 """
 
 from __future__ import annotations
@@ -121,23 +126,73 @@ async def watch(url: str, stop_event: asyncio.Event, log: list[bool]) -> None:
         await asyncio.sleep(0.5)
 
 
-async def load(url: str, runs: int, timeout: float) -> dict[str, Any]:
-    """All runs at once, with the health poll alongside; bounded by ``timeout``."""
+def supplied_document(pages: int) -> dict[str, Any]:
+    """A supplied document of ``pages`` pages of about 5,000 characters, a section every five."""
+    words = ["supply", "chain", "revenue", "growth", "margin", "segment", "quarterly", "outlook"]
+    text = [
+        " ".join(f"{words[(page + n) % len(words)]}{n % 97}" for n in range(555))
+        for page in range(pages)
+    ]
+    entries = [{"level": 1, "title": f"Part {n}", "start_page": n + 1} for n in range(0, pages, 5)]
+    return {"title": f"A supplied document of {pages} pages", "pages": text, "entries": entries}
+
+
+async def supplied_ingest(client: Any, pages: int) -> dict[str, Any]:
+    """One served ingest of a supplied document; its time and how it ended."""
+    started = time.perf_counter()
+    try:
+        values = await client.runs.wait(
+            None, "ingest", input={"supplied": supplied_document(pages)}
+        )
+        status = str((values or {}).get("status", "no status"))
+    except Exception as exc:  # a refused or failed ingest is a result
+        status = f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    return {"pages": pages, "seconds": round(time.perf_counter() - started, 2), "status": status}
+
+
+async def load(url: str, runs: int, timeout: float, supplied_pages: int = 0) -> dict[str, Any]:
+    """One question alone, then all runs at once (after a supplied ingest has started, with
+    ``supplied_pages``), with the health poll alongside; bounded by ``timeout``."""
     client = get_client(url=url, api_key=KEY)
+    alone = await one_run(client, 0)
     stop_event, health = asyncio.Event(), list[bool]()
     watcher = asyncio.create_task(watch(url, stop_event, health))
+    ingest = None
+    if supplied_pages:
+        ingest = asyncio.create_task(supplied_ingest(client, supplied_pages))
+        await asyncio.sleep(3)
     started = time.perf_counter()
     rows = await asyncio.wait_for(
         asyncio.gather(*(one_run(client, i) for i in range(runs))), timeout
     )
     wall = time.perf_counter() - started
+    supplied = await asyncio.wait_for(ingest, timeout) if ingest is not None else None
     stop_event.set()
     await watcher
-    threads = await client.threads.search(metadata={"bench": "serve"}, limit=runs * 2)
-    return {"rows": list(rows), "wall": wall, "health": health, "threads": threads}
+    threads = await client.threads.search(metadata={"bench": "serve"}, limit=runs * 2 + 2)
+    return {
+        "rows": list(rows),
+        "alone": alone,
+        "supplied": supplied,
+        "wall": wall,
+        "health": health,
+        "threads": threads,
+    }
 
 
-def run(library: Path, pdfs: list[Path], runs: int, deadline_s: float) -> dict[str, Any]:
+def peak_memory_mib(pid: int) -> float | None:
+    """The peak resident memory of a running process (Linux), in MiB."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    kib = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")), None)
+    return None if kib is None else round(int(kib) / 1024, 1)
+
+
+def run(
+    library: Path, pdfs: list[Path], runs: int, deadline_s: float, supplied_pages: int = 0
+) -> dict[str, Any]:
     """Prepare the library, serve it, load it while ingesting, and summarise."""
     deadline = time.monotonic() + deadline_s
     ingest_paths([DEMO], IngestContext(library=str(library)), workers=1, progress=False)
@@ -151,8 +206,10 @@ def run(library: Path, pdfs: list[Path], runs: int, deadline_s: float) -> dict[s
         stderr=subprocess.DEVNULL,
     )
     try:
-        result = asyncio.run(load(url, runs, max(1.0, deadline - time.monotonic())))
+        budget = max(1.0, deadline - time.monotonic())
+        result = asyncio.run(load(url, runs, budget, supplied_pages))
         ingest_running = writer.poll() is None
+        result["peak_memory_mib"] = peak_memory_mib(server.pid)
     finally:
         stop(writer)
         stop(server)
@@ -166,6 +223,9 @@ def summary(result: dict[str, Any], runs: int, ingest_running: bool) -> dict[str
     found = [thread["thread_id"] for thread in result["threads"]]
     return {
         "runs": runs,
+        "alone_s": result["alone"]["seconds"],
+        "supplied_ingest": result["supplied"],
+        "server_peak_memory_mib": result["peak_memory_mib"],
         "wall_s": round(result["wall"], 2),
         "runs_per_s": round(runs / result["wall"], 3),
         "p50_s": round(statistics.median(seconds), 2),
@@ -195,10 +255,17 @@ def main() -> None:
         help="PDFs the concurrent CLI ingest writes into the library",
     )
     parser.add_argument("--runs", type=int, default=20, help="concurrent runs (default 20)")
+    parser.add_argument(
+        "--supplied-pages",
+        type=int,
+        default=0,
+        help="pages of a supplied document ingested through the server during the runs",
+    )
     parser.add_argument("--deadline", type=float, default=900, help="stop after this many seconds")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(Path(args.library), [Path(p) for p in args.pdfs], args.runs, args.deadline)
+    pdfs = [Path(p) for p in args.pdfs]
+    result = run(Path(args.library), pdfs, args.runs, args.deadline, args.supplied_pages)
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -448,6 +448,10 @@ class RunContext:
 
 
 # -- the served API (`vectree serve`) ------------------------------------------------------------
+REQUEST_MARGIN = 1024 * 1024
+"""What a request carries besides a supplied document (its other fields, the run's settings)."""
+
+
 @settings_dataclass(frozen=True)
 class ServerSettings:
     """Who may call the LangGraph server and which files its ``ingest`` graph may read.
@@ -463,20 +467,28 @@ class ServerSettings:
     ingest_keys: tuple[str, ...] | None = field(default=None, repr=False)
     """The keys whose callers may run the ``ingest`` graph (VECTREE_SERVER_INGEST_KEYS): None
     (unset) lets every key ingest; ``none`` lets no one."""
+    jobs: int = 4
+    """Runs the server executes at once (VECTREE_SERVER_JOBS); the others wait in its queue."""
+    run_timeout_s: int = 900
+    """Longest a served run may take before it ends as timed out (VECTREE_SERVER_RUN_TIMEOUT):
+    a supplied document at the size limit takes about 100 s to ingest."""
     max_pages: int = 5000
     """Pages a served document may have: a supplied one, or a PDF in the inbox
     (VECTREE_INGEST_MAX_PAGES)."""
     max_page_chars: int = 200_000
     """Characters of one supplied page (VECTREE_INGEST_MAX_PAGE_CHARS); a dense printed page
     holds about 5,000."""
-    max_bytes: int = 100 * 1024 * 1024
+    max_bytes: int = 32 * 1024 * 1024
     """Bytes of a supplied document (its JSON) or of a PDF in the inbox
-    (VECTREE_INGEST_MAX_BYTES)."""
+    (VECTREE_INGEST_MAX_BYTES). A 26.5 MB supplied document of 5,000 pages took 94 s to ingest
+    and raised the server's peak memory to 1.1 GB; a request body larger than this (plus
+    ``REQUEST_MARGIN``) is refused before it is read."""
 
     @classmethod
     def from_env(cls) -> ServerSettings:
         """VECTREE_SERVER_KEYS (comma-separated; blanks and repeats ignored), VECTREE_INBOX,
-        VECTREE_SERVER_MODELS and VECTREE_SERVER_INGEST_KEYS (comma-separated), and the
+        VECTREE_SERVER_MODELS and VECTREE_SERVER_INGEST_KEYS (comma-separated),
+        VECTREE_SERVER_JOBS, VECTREE_SERVER_RUN_TIMEOUT, and the
         ingestion limits VECTREE_INGEST_MAX_PAGES, _MAX_PAGE_CHARS and _MAX_BYTES."""
         raw = _env("VECTREE_SERVER_KEYS") or ""
         keys = tuple(dict.fromkeys(key.strip() for key in raw.split(",") if key.strip()))
@@ -487,10 +499,20 @@ class ServerSettings:
             inbox=_env_path("VECTREE_INBOX"),
             models=tuple(dict.fromkeys(m for m in models if m)),
             ingest_keys=_ingest_keys(_env("VECTREE_SERVER_INGEST_KEYS"), keys),
+            jobs=_env_positive("VECTREE_SERVER_JOBS", defaults.jobs),
+            run_timeout_s=_env_positive("VECTREE_SERVER_RUN_TIMEOUT", defaults.run_timeout_s),
             max_pages=_env_positive("VECTREE_INGEST_MAX_PAGES", defaults.max_pages),
             max_page_chars=_env_positive("VECTREE_INGEST_MAX_PAGE_CHARS", defaults.max_page_chars),
             max_bytes=_env_positive("VECTREE_INGEST_MAX_BYTES", defaults.max_bytes),
         )
+
+    def server_limits(self) -> dict[str, str]:
+        """The LangGraph server's own settings that enforce these limits: each run's timeout,
+        and the largest request body it reads."""
+        return {
+            "BG_JOB_TIMEOUT_SECS": str(self.run_timeout_s),
+            "HTTP_MAX_REQUEST_BODY_BYTES": str(self.max_bytes + REQUEST_MARGIN),
+        }
 
     def may_ingest(self, key: str) -> bool:
         """Whether the caller with this key may run the ``ingest`` graph."""

@@ -64,8 +64,10 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
-def serve_command(config: Path, port: int, host: str) -> list[str]:
-    """The `langgraph dev` command line: no browser, no reload, explicit port and config."""
+def serve_command(config: Path, port: int, host: str, jobs: int) -> list[str]:
+    """The `langgraph dev` command line: no browser, no reload, explicit port and config, and
+    ``jobs`` runs at a time (`langgraph dev` alone runs one, so a long ingest would hold every
+    question behind it)."""
     executable = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
     return [
         executable,
@@ -78,6 +80,8 @@ def serve_command(config: Path, port: int, host: str) -> list[str]:
         host,
         "--port",
         str(port),
+        "--n-jobs-per-worker",
+        str(jobs),
     ]
 
 
@@ -112,7 +116,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     workdir = library / "server"
     workdir.mkdir(parents=True, exist_ok=True)
     port_number = args.port or free_port(args.host)
-    command = serve_command(server_config(config, workdir), port_number, args.host)
+    settings = ServerSettings.from_env()
+    command = serve_command(server_config(config, workdir), port_number, args.host, settings.jobs)
     if not Path(command[0]).exists():
         print(
             "error: `langgraph` not found; install it with pip install 'langgraph-cli[inmem]'",
@@ -128,7 +133,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    settings = ServerSettings.from_env()
     inbox = settings.inbox_dir(library)
     inbox.mkdir(parents=True, exist_ok=True)
     print(
@@ -144,6 +148,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir(workdir)
-    environment = {**os.environ, "VECTREE_HOME": str(library), "VECTREE_INBOX": str(inbox)}
+    environment = {
+        **os.environ,
+        **settings.server_limits(),
+        "VECTREE_HOME": str(library),
+        "VECTREE_INBOX": str(inbox),
+    }
     os.execve(command[0], command, environment)
     return EXIT_ERROR  # not reached: execve replaces the process

@@ -24,7 +24,7 @@ from tests.integration.test_server import QUESTION, start_server, stop_server
 pytestmark = pytest.mark.integration
 
 ALICE, BOB = "alice-key-0123456789", "bob-key-9876543210"
-MAX_PAGE_CHARS, MAX_PAGES = 20_000, 16
+MAX_PAGE_CHARS, MAX_PAGES, MAX_BYTES = 20_000, 16, 3_000_000
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
         "VECTREE_SERVER_INGEST_KEYS": ALICE,
         "VECTREE_INGEST_MAX_PAGE_CHARS": str(MAX_PAGE_CHARS),
         "VECTREE_INGEST_MAX_PAGES": str(MAX_PAGES),
+        "VECTREE_INGEST_MAX_BYTES": str(MAX_BYTES),
     }
     process, url = start_server(root, env)
     try:
@@ -225,6 +226,24 @@ def test_supplied_documents_are_checked_field_by_field_and_bounded(
     }
     accepted = ingest(supplied=good)
     assert accepted["status"] == "ingested" and accepted["doc_id"]
+
+
+def test_a_request_body_over_the_size_limit_is_refused_before_it_is_read(
+    served: tuple[Path, str],
+) -> None:
+    """The server reads at most the supplied-document limit plus a margin for the other
+    fields (``ServerSettings.server_limits``): a larger body costs it no memory."""
+    root, url = served
+    before = sorted(p.name for p in (root / "docs").iterdir())
+    pages = ["x" * 1000] * 6000  # 6 MB: over 3 MB + the 1 MiB margin
+    refused = httpx.post(
+        f"{url}/runs/wait",
+        headers={"x-api-key": ALICE},
+        json={"assistant_id": "ingest", "input": {"supplied": {"title": "big", "pages": pages}}},
+        timeout=60,
+    )
+    assert refused.status_code == 413 and "Request body too large" in refused.text
+    assert sorted(p.name for p in (root / "docs").iterdir()) == before
 
 
 def test_only_the_keys_the_operator_names_may_ingest(served: tuple[Path, str]) -> None:
