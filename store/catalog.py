@@ -7,6 +7,7 @@ left half done is finished or undone by ``reconcile`` before the next batch star
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 from collections.abc import Iterator
@@ -16,12 +17,20 @@ from pathlib import Path
 
 from store.completeness import shortfall
 from store.entries import EmbeddedEntry, stored_entries
-from store.faults import IndexIncomplete, ReadOnlyLibrary, require_space, writable
+from store.faults import (
+    IndexIncomplete,
+    NoSpace,
+    ReadOnlyLibrary,
+    StorageError,
+    require_space,
+    writable,
+)
 from store.index import StructuralIndex
 from store.library import Library
 from store.locks import holder, write_depth, write_lock
 from store.settings import IndexSettings
 
+LOG = logging.getLogger(__name__)
 _OPEN: dict[Path, Catalog] = {}
 _LOCK = threading.Lock()
 
@@ -62,7 +71,22 @@ class Catalog:
         with write_lock(root, command, self.index.settings.write_wait_s):
             yield
             if write_depth(root) == 1 and self.index.opened:
-                self.index.settle()
+                self._settle(command)
+
+    def _settle(self, command: str) -> None:
+        """Optimise and flush the index after a write command. Its work is done and searchable
+        already (the write-ahead log holds it), so a disk too full to optimise costs a warning,
+        not the command's report; the next write command optimises it."""
+        try:
+            self.index.settle()
+        except StorageError as exc:
+            reason = exc.shortage if isinstance(exc, NoSpace) else str(exc)
+            LOG.warning(
+                "`%s` is done, but the index was not optimised (%s): it is searchable as it "
+                "is, and the next write command optimises it",
+                command,
+                reason,
+            )
 
     def index_changed(self) -> None:
         """A new index version, recording what the index now holds (after every change of

@@ -36,7 +36,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,6 +51,7 @@ from store.faults import (
     IndexUnreadable,
     ReadOnlyLibrary,
     StorageError,
+    one_line,
     require_space,
     storage_error,
     unallocated_bytes,
@@ -167,9 +168,21 @@ class EdgeClient:
 
     def _close_shard(self, name: str) -> None:
         """Flush and close an open shard, stamping it as closed cleanly (a private copy of a
-        read-only library is not stamped: it is thrown away)."""
+        read-only library is not stamped: it is thrown away). A shard that cannot be flushed
+        (a full disk) is closed unstamped, with a warning."""
         shard = self._shards.pop(name)
-        shard.flush()
+        try:
+            shard.flush()
+        except Exception as exc:  # a full disk: the write-ahead log holds every write made
+            LOG.warning(
+                "could not flush %s (%s); its write-ahead log keeps every write, and the next "
+                "command reads it through",
+                self._path(name),
+                one_line(str(exc)),
+            )
+            with suppress(Exception):  # the warning above says all there is to say
+                shard.close()
+            return
         shard.close()
         if self.source is None:
             stamp_clean_close(self._path(name))

@@ -67,6 +67,12 @@ class NoSpace(StorageError):
         self.needed = needed
         self.free = free
 
+    @property
+    def shortage(self) -> str:
+        """The shortage alone, for a message about work that was done all the same."""
+        needed, free = _mib(self.needed), _mib(self.free)
+        return f"not enough free space in {self.folder}: {needed} needed, {free} free"
+
 
 class ReadOnlyLibrary(StorageError):
     """A write asked of a library on a read-only filesystem (or without write permission)."""

@@ -24,7 +24,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from qdrant_client import QdrantClient, models
 
 from store.completeness import IndexCounts
-from store.edge import EdgeClient, edge_client, write_space_needed
+from store.edge import FRESH_SHARD_BYTES, EdgeClient, edge_client, write_space_needed
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import ENTRIES_VERSION, EmbeddedEntry, EntryVectors, IndexEntry
 from store.migrate import migrate_local_mode
@@ -169,10 +169,14 @@ class StructuralIndex:
             yield
 
     def write_space_needed(self) -> int:
-        """Free space the embedded index may take on the next writes (0 for a server)."""
+        """Free space the embedded index may take on the next writes (0 for a server). Before
+        the collection's shard exists, its first write creates one (``FRESH_SHARD_BYTES`` of
+        sparse files the engine fills later) and then needs what any write to it needs."""
         if not self.embedded:
             return 0
-        return write_space_needed(self.library_root / "edge")
+        folder = self.library_root / "edge"
+        created = (folder / self.collection).is_dir()
+        return write_space_needed(folder) + (0 if created else FRESH_SHARD_BYTES)
 
     def verify(self) -> dict[str, str]:
         """Each embedded collection that cannot be read through, with why (a server checks

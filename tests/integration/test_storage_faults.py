@@ -268,16 +268,57 @@ def test_exactly_no_free_space_is_one_line_for_every_command(
     assert found(library)[0] in before
 
 
+@pytest.mark.parametrize("size_mib", [3, 260])
 def test_a_new_library_on_a_full_disk_is_refused_before_parsing(
-    small_disk: Callable[[int], Path],
+    small_disk: Callable[[int], Path], size_mib: int
 ) -> None:
+    """3 MiB holds nothing; 260 MiB holds the library's files and a new index, but not what
+    a write to that index then needs (its sparse files may fill): both refused up front, not
+    after parsing every document."""
     require_shared_data()
-    library = small_disk(3) / "library"
+    library = small_disk(size_mib) / "library"
     done = vectree(library, "ingest", str(PDF_DIR / PAPERS[0]))
     assert done.returncode == 1
     one_line_error(done, "not enough free space in", "ingesting 1 document:")
     assert not list((library / "docs").iterdir())
     assert not list((library / "staging").iterdir())
+
+
+def test_a_disk_that_fills_mid_batch_keeps_the_summary_and_every_document(
+    small_disk: Callable[[int], Path],
+) -> None:
+    """The disk fills once the first document is published: the others fail one line each,
+    the summary is printed, the index is left searchable (not optimised, with a warning) and
+    the same command finishes the batch once there is space."""
+    require_shared_data()
+    disk = small_disk(500)
+    library = disk / "library"
+    pdfs = [str(PDF_DIR / name) for name in (*PAPERS, "dyer12.pdf", "agarwal11.pdf")]
+    batch = subprocess.Popen(
+        [sys.executable, "-m", "graph.cli", "--library", str(library), "ingest", *pdfs],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while not (library / "docs").is_dir() or not any((library / "docs").iterdir()):
+        assert batch.poll() is None and time.monotonic() < deadline, "no document was published"
+        time.sleep(0.2)
+    fill(disk)
+    out, err = batch.communicate(timeout=300)
+    assert batch.returncode == 2, err
+    ingested = int(out.split("ingested ")[1].split(",")[0])
+    assert 1 <= ingested < 4 and f"failed {4 - ingested}" in out, out
+    assert out.count("not enough free space") == 4 - ingested
+    assert "Traceback" not in err and "the index was not optimised" in err
+    kept = documents(library)
+    assert len(kept) == ingested
+    for filler in disk.glob("filler.*"):
+        filler.unlink()
+    assert vectree(library, "check").returncode == 0
+    assert vectree(library, "ingest", *pdfs).returncode == 0
+    assert len(documents(library)) == 4 and set(kept) <= set(documents(library))
 
 
 @pytest.fixture
