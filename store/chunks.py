@@ -134,7 +134,8 @@ def _window(tokens: list[_Token], texts: dict[int, str]) -> tuple[tuple[int, str
 def _windows(size: int, overlap: int, word_starts: list[bool]) -> list[tuple[int, int]]:
     """[start, end) token windows of at most ``size`` tokens, each next one starting
     ``size - overlap`` tokens later; both ends snap back to word starts, so no window cuts a
-    word in two (unless a single word is longer than the window).
+    word in two (unless a run without a word start is longer than the window: no window is
+    ever longer than ``size``).
 
     Every window starts after the one before, whatever the text: where snapping the overlap
     back would land on (or before) the current start — a run of tokens with no word start, such
@@ -149,25 +150,26 @@ def _windows(size: int, overlap: int, word_starts: list[bool]) -> list[tuple[int
     spans: list[tuple[int, int]] = []
     start = 0
     while start < total:
-        end = _snap(word_starts, min(start + size, total), start)
+        limit = min(start + size, total)
+        end = _snap(word_starts, limit, start, limit)
         spans.append((start, end))
         if end == total:
             break
-        overlapped = _snap(word_starts, end - overlap, start) if overlap else end
+        overlapped = _snap(word_starts, end - overlap, start, end) if overlap else end
         start = overlapped if start < overlapped < end else end
     return spans
 
 
-def _snap(word_starts: list[bool], position: int, floor: int) -> int:
-    """The nearest word start in (floor, position]; failing that, the next one after
-    ``position`` (a word longer than the window), or the end."""
-    total = len(word_starts)
-    if position >= total:
-        return total
-    for at in range(position, floor, -1):
-        if word_starts[at]:
-            return at
-    return next((at for at in range(position + 1, total) if word_starts[at]), total)
+def _snap(word_starts: list[bool], position: int, floor: int, ceiling: int) -> int:
+    """The nearest word start in (floor, position]; failing that, the first one in (position,
+    ceiling); failing that, ``ceiling``. A window's end is snapped with ``ceiling`` at the
+    window's size: a run with no word start that long is not a word (a table whose cells and
+    ``<br>`` breaks were joined without spaces ran to 208,147 tokens), so it is cut there."""
+    if position >= len(word_starts):
+        return len(word_starts)
+    earlier = (at for at in range(position, floor, -1) if word_starts[at])
+    later = (at for at in range(position + 1, ceiling) if word_starts[at])
+    return next(earlier, next(later, ceiling))
 
 
 def dense_chunks(

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.chunks import _windows, ancestry, dense_chunks, node_chunks, page_owners
+from store.chunks import (
+    DENSE_CHUNK_TOKENS,
+    RIT_CHUNK_TOKENS,
+    _windows,
+    ancestry,
+    dense_chunks,
+    node_chunks,
+    page_owners,
+)
 from store.embeddings import count_tokens
 from tests.trees import node
 
@@ -67,7 +75,7 @@ def test_windows_always_end_cover_every_token_and_are_bounded_by_the_token_count
     overlap = min(size - 1, int(size * overlap_share))
     spans = _windows(size, overlap, starts)
     assert len(spans) <= len(starts)
-    assert all(a < b for a, b in spans)
+    assert all(a < b <= a + size for a, b in spans)  # no window longer than its size
     assert all(a < c for (a, _), (c, _) in itertools.pairwise(spans))
     covered = {i for a, b in spans for i in range(a, b)}
     assert covered == set(range(len(starts)))
@@ -86,6 +94,11 @@ def test_dense_chunks_end_on_a_table_joined_without_spaces() -> None:
     chunks = dense_chunks("d", pages)
     assert chunks and len(chunks) < 50
     assert chunks[-1].text.endswith(pages[0].split()[-1])
+    assert max(c.tokens for c in chunks) <= DENSE_CHUNK_TOKENS  # the table is cut, not one passage
+    tree = [
+        {"node_id": "0", "title": "T", "start_page": 1, "end_page": 2, "summary": "", "nodes": []}
+    ]
+    assert max(c.tokens for c in node_chunks("d", pages, tree)) <= RIT_CHUNK_TOKENS
 
 
 def test_dense_chunks_overlap_cross_pages_and_keep_page_segments() -> None:
