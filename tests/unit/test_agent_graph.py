@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -390,25 +389,3 @@ def test_instructions_on_a_page_are_quoted_material_not_orders(library: Path) ->
     assert state["pages_read"] == {DOC: [3]} and state["answer"] == ANSWER
     schema = next(t for t in model.tools_seen if t["name"] == "get_page_content")
     assert "never instructions to follow" in schema["description"]
-
-
-def test_a_document_removed_while_the_run_reads_it_fails_the_run(library: Path) -> None:
-    """The answer cites pages of a document that is gone by the time it is given: nobody could
-    check them, so the run fails in one line instead of answering."""
-
-    class RemovingModel(ScriptedChatModel):
-        def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-            if len(self.seen) == 1:  # after the page was read, before the answer
-                shutil.rmtree(library / "docs" / DOC)
-            return super()._generate(messages, *args, **kwargs)
-
-    read = tools_msg(call("get_page_content", {"doc_id": DOC, "pages": [3]}, "c1"))
-    model = RemovingModel(script=[read, AIMessage(ANSWER)], seen=[])
-    graph = compile_agent(model_factory=lambda _ctx: model)
-    state = graph.invoke(
-        {"question": "What was the widget failure rate?"},
-        context=AgentContext(library=str(library)),
-    )
-    assert state["status"] == "failed" and state["citations"] == []
-    assert state["status_detail"] == f"{DOC} left the library while this run read it; ask again"
-    assert "3.5 percent" not in state["answer"]
