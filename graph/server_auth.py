@@ -321,6 +321,12 @@ open for health checks."""
 UNAUTHORISED = b'{"detail":"missing or wrong x-api-key header"}'
 
 
+def _admitted(scope: Scope) -> bool:
+    """Whether a request may see a server page: no keys are configured, or it carries one."""
+    keys = ServerSettings.from_env().api_keys
+    return not keys or identity_for(dict(scope["headers"]).get(KEY_HEADER), keys) is not None
+
+
 class KeysForServerPages:
     """Answer 401 to a request for one of ``SERVER_PAGES`` without a configured key (preflights
     pass: CORS answers them)."""
@@ -329,13 +335,11 @@ class KeysForServerPages:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        keys = ServerSettings.from_env().api_keys
         if (
             scope["type"] != "http"
             or scope["method"] == "OPTIONS"
             or scope["path"].rstrip("/") not in SERVER_PAGES
-            or not keys
-            or identity_for(dict(scope["headers"]).get(KEY_HEADER), keys) is not None
+            or _admitted(scope)
         ):
             await self.app(scope, receive, send)
             return

@@ -100,7 +100,7 @@ class Catalog:
         writer = holder(self.library.root)
         problem = shortfall(
             self.index.held(),
-            self.library.document_folders(),
+            self.library.visible_count(),
             self.library.recorded_counts(),
             writer,
         )

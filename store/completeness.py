@@ -3,7 +3,7 @@
 An index that lost entries (segment files deleted or overwritten, a repair killed half way)
 still opens and answers; without this check it answers "nothing matches" for the documents it
 lost, which no user can tell from a true miss. So every change of the searchable documents
-records, with the new index version, what the index then held (:class:`IndexCounts`: two count
+records, with the new index version, what the index then held (:class:`IndexCounts`: three count
 queries), and every process compares that record, and the visible document folders, with what
 the index holds now, once per index version, before its first search.
 

@@ -296,7 +296,7 @@ class Library:
         token, _, counts = text.partition("\n")
         return token.strip(), counts.strip()
 
-    def document_folders(self) -> int:
+    def visible_count(self) -> int:
         """How many documents are visible (folders with a manifest): one directory listing and
         a stat per folder, cheap enough to compare with the index before each process's first
         search."""

@@ -73,4 +73,4 @@ def test_only_folders_with_a_manifest_count_as_documents(tmp_path: Path) -> None
         (library.docs_dir / doc_id).mkdir()
         if manifest:
             (library.docs_dir / doc_id / "document.json").write_text("{}")
-    assert library.document_folders() == 1
+    assert library.visible_count() == 1
