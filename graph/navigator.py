@@ -31,7 +31,7 @@ READ_RATIO = 0.7
 ``MAX_READ_PAGES`` of them: evidence is good enough once the pages that match about as well as
 the best one are read. Both were chosen with ``tools.pages``' weights on the QASPER development
 papers, the choice cross-validated over 5 folds by paper (``python -m evals.tune_reader``; folds
-in README, Benchmarks)."""
+in evals/reports/README.md)."""
 WITHIN_SECTIONS = 5
 """Sections ``search_within_paper`` lists for the navigator (its pages are ranked over the whole
 document either way)."""

@@ -46,7 +46,7 @@ PAGE_DENSE_WEIGHT = 2.0
 PAGE_SECTION_WEIGHT = 1.0
 """Weights of the dense and the section signal against BM25 when pages are ranked; chosen with
 the navigator's reading rule on the QASPER development papers, the choice cross-validated over
-5 folds by paper (``python -m evals.tune_reader``; folds in README, Benchmarks)."""
+5 folds by paper (``python -m evals.tune_reader``; folds in evals/reports/README.md)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ scores:
    BM25 ranks well down the list: on the 331 QASPER development questions over 100 papers,
    recall@5 was 0.495 with RRF of dense and section BM25 and 0.568 with this sum; in 5-fold
    cross-validation over weights of 0–1 for the document and dense signals, every fold chose
-   equal weights (held-out recall@5 0.568, see README, Benchmarks).
+   equal weights (held-out recall@5 0.568, see evals/reports/README.md).
 5. Post-fusion gate, adapting to corpus size: above ``large_corpus`` documents a result needs at
    least ``relative`` × the top fused score; in smaller corpora both retrievers must agree (it
    passes both pre-gate thresholds) or one match must be strong. The gate orders, it never
