@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,18 @@ def ask(
     except Exception as exc:
         raise _record_failure(graph, config, exc) from exc
     return dict(graph.get_state(config).values)
+
+
+def answer_text(values: Mapping[str, Any], thread_id: str) -> str:
+    """A finished run as a reader sees it (``vectree ask``, the MCP ``ask`` tool): the answer,
+    each cited page with its quote, and the command that shows how the answer was found."""
+    lines = [str(values.get("answer", ""))]
+    citations = values.get("citations") or []
+    if citations:
+        lines.append("\nCitations:")
+        lines.extend(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"' for c in citations)
+    lines.append(f"\n(trace: vectree trace {thread_id})")
+    return "\n".join(lines)
 
 
 def _record_failure(

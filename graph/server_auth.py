@@ -321,10 +321,19 @@ open for health checks."""
 UNAUTHORISED = b'{"detail":"missing or wrong x-api-key header"}'
 
 
-def _admitted(scope: Scope) -> bool:
-    """Whether a request may see a server page: no keys are configured, or it carries one."""
+def admitted(scope: Scope) -> bool:
+    """Whether a request may pass a key check outside the custom authentication (a server page
+    here, the MCP endpoint of ``graph.mcp_server``): no keys are configured, or it carries one."""
     keys = ServerSettings.from_env().api_keys
     return not keys or identity_for(dict(scope["headers"]).get(KEY_HEADER), keys) is not None
+
+
+async def refuse_unauthorised(send: Send) -> None:
+    """Answer 401 with the same body the custom authentication sends."""
+    headers = [(b"content-type", b"application/json")]
+    headers.append((b"content-length", str(len(UNAUTHORISED)).encode()))
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": UNAUTHORISED})
 
 
 class KeysForServerPages:
@@ -339,14 +348,11 @@ class KeysForServerPages:
             scope["type"] != "http"
             or scope["method"] == "OPTIONS"
             or scope["path"].rstrip("/") not in SERVER_PAGES
-            or _admitted(scope)
+            or admitted(scope)
         ):
             await self.app(scope, receive, send)
             return
-        headers = [(b"content-type", b"application/json")]
-        headers.append((b"content-length", str(len(UNAUTHORISED)).encode()))
-        await send({"type": "http.response.start", "status": 401, "headers": headers})
-        await send({"type": "http.response.body", "body": UNAUTHORISED})
+        await refuse_unauthorised(send)
 
 
 app = Starlette(

@@ -18,6 +18,7 @@ from graph.cli.benchmark import add_eval_command
 from graph.cli.common import CommandError, checked_library, positive_int, report_error
 from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.local_model import cmd_local_model
+from graph.cli.mcp_command import TRANSPORTS, cmd_mcp
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
 from graph.inputs import InvalidInput
@@ -173,6 +174,25 @@ def _add_serve_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     )
     serve.add_argument("--port", type=positive_int, help="port (default: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    mcp = command(
+        "mcp",
+        cmd_mcp,
+        "Serve the library's agent tools to MCP clients (Claude Desktop, Cursor, VS Code), "
+        "read-only.",
+    )
+    mcp.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default="stdio",
+        help="stdio (the client starts this command) or streamable HTTP on 127.0.0.1, behind "
+        "VECTREE_SERVER_KEYS like serve (default stdio)",
+    )
+    mcp.add_argument("--port", type=positive_int, help="HTTP port (default: a free one)")
+    mcp.add_argument(
+        "--ask",
+        action="store_true",
+        help="also offer the whole agent as one tool, ask (its runs are recorded in the library)",
+    )
     local = command(
         "local-model",
         cmd_local_model,

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from graph.api import ask
+from graph.api import answer_text, ask
 from graph.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -84,12 +84,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(values.get("answer", ""))
-        if citations:
-            print("\nCitations:")
-            for c in citations:
-                print(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"')
-        print(f"\n(trace: vectree trace {thread_id})")
+        print(answer_text(values, thread_id))
     return EXIT_OK if values.get("status") == "answered" else EXIT_ERROR
 
 
