@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.train_headings import page_texts
+from ingest.pdf.ocr import OCR_MODES
 from ingest.structure.heading_model import (
     candidates_from_scores,
     line_scores,
@@ -40,32 +42,48 @@ FIELDS = (
     "pages_per_second",
     "documents_per_minute",
     "peak_memory_mb",
+    "cpu_seconds",
 )
 
 
-def run_once(pdfs: Path, workers: int, parser: str) -> dict[str, Any]:
-    """One cold ingest of ``pdfs`` in a child process; returns its batch report."""
+def run_once(
+    pdfs: Path, workers: int, parser: str, ocr: str = "auto", library: Path | None = None
+) -> dict[str, Any]:
+    """One cold ingest of ``pdfs`` in a child process, into ``library`` (kept) or a scratch
+    one; returns its batch report with the CPU time it, its workers and their Tesseract
+    processes took (``cpu_seconds``: on a machine shared with other work, the cost a number of
+    dedicated cores divides)."""
     with tempfile.TemporaryDirectory() as scratch:
         command = [
             sys.executable,
             "-m",
             "graph.cli",
             "--library",
-            str(Path(scratch) / "library"),
+            str(library or Path(scratch) / "library"),
             "ingest",
             str(pdfs),
             "--workers",
             str(workers),
             "--parser",
             parser,
+            "--ocr",
+            ocr,
             "--json",
         ]
+        cpu = children_cpu_seconds()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode not in (0, 2):
             raise RuntimeError(f"ingest failed ({done.returncode}): {done.stderr[-2000:]}")
         report: dict[str, Any] = json.loads(done.stdout)
         report.pop("outcomes", None)
+        report["cpu_seconds"] = round(children_cpu_seconds() - cpu, 2)
         return report
+
+
+def children_cpu_seconds() -> float:
+    """User and system time of this process's finished children and their descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return float(usage.ru_utime + usage.ru_stime)
 
 
 def heading_model_seconds(pdfs: Path) -> dict[str, Any]:
@@ -94,6 +112,7 @@ def main() -> None:
     parser.add_argument("--pdfs", default="../shared/data/pdfs", help="folder of PDFs")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parser", default="pymupdf4llm")
+    parser.add_argument("--ocr", choices=OCR_MODES, default="auto", help="vectree ingest --ocr")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--heading-model",
@@ -102,7 +121,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     ensure_minilm_onnx(default_cache_dir())  # the one-time model conversion is not measured
-    results = [run_once(Path(args.pdfs), workers, args.parser) for workers in args.workers]
+    results = [
+        run_once(Path(args.pdfs), workers, args.parser, args.ocr) for workers in args.workers
+    ]
     model = heading_model_seconds(Path(args.pdfs)) if args.heading_model else None
     if args.json:
         print(json.dumps({"runs": results, "heading_model": model} if model else results, indent=2))

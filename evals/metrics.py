@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 import string
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -357,3 +358,19 @@ def bootstrap_ci(
     tail = (1 - level) / 2
     low, high = (float(q) for q in np.quantile(means, [tail, 1 - tail]))
     return mean, min(low, mean), max(high, mean)
+
+
+# -- OCR ----------------------------------------------------------------------------------------
+
+
+def word_recall(reference: str, read: str) -> float:
+    """The share of the reference's words (with repeats) that ``read`` also holds, compared
+    lower-cased after Unicode compatibility folding (a text layer's "ﬁ" ligature is "fi" to
+    OCR), in any order: how much of a page's text OCR recovered. 1.0 for an empty reference."""
+    wanted, got = _word_counts(reference), _word_counts(read)
+    total = sum(wanted.values())
+    return sum((wanted & got).values()) / total if total else 1.0
+
+
+def _word_counts(text: str) -> Counter[str]:
+    return Counter(re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).lower()))

@@ -24,6 +24,7 @@ from graph.context import AgentContext
 from graph.state import Step
 from graph.trajectory.checkpoints import OWNER_PID, sqlite_checkpointer
 from store.faults import StorageError
+from tools.formatting import ocr_mark
 
 LOG = logging.getLogger(__name__)
 
@@ -75,7 +76,10 @@ def answer_text(values: Mapping[str, Any], thread_id: str) -> str:
     citations = values.get("citations") or []
     if citations:
         lines.append("\nCitations:")
-        lines.extend(f'  {c["doc_id"]} p.{c["page"]}: "{c["quote"]}"' for c in citations)
+        lines.extend(
+            f'  {c["doc_id"]} p.{c["page"]}{ocr_mark(c.get("ocr", False))}: "{c["quote"]}"'
+            for c in citations
+        )
     lines.append(f"\n(trace: vectree trace {thread_id})")
     return "\n".join(lines)
 

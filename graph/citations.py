@@ -68,8 +68,13 @@ def enforce(text: str, pages_read: dict[str, list[int]]) -> tuple[str, int]:
     return re.sub(r"[ \t]{2,}", " ", text).strip(), removed
 
 
-def citation_list(text: str, page_texts: dict[tuple[str, int], str]) -> list[Citation]:
-    """Distinct (doc, page) citations in order, each with the page sentence closest to its claim."""
+def citation_list(
+    text: str,
+    page_texts: dict[tuple[str, int], str],
+    ocr_pages: frozenset[tuple[str, int]] = frozenset(),
+) -> list[Citation]:
+    """Distinct (doc, page) citations in order, each with the page sentence closest to its
+    claim, and marked when OCR read the page (``ocr_pages``)."""
     out: list[Citation] = []
     seen: set[tuple[str, int]] = set()
     for cited in find_citations(text):
@@ -80,7 +85,10 @@ def citation_list(text: str, page_texts: dict[tuple[str, int], str]) -> list[Cit
                 continue
             seen.add(key)
             quote = best_sentence(claim, page_texts.get(key, ""))
-            out.append(Citation(doc_id=cited.doc_id, page=page, label=cited.label, quote=quote))
+            citation = Citation(doc_id=cited.doc_id, page=page, label=cited.label, quote=quote)
+            if key in ocr_pages:
+                citation["ocr"] = True
+            out.append(citation)
     return out
 
 

@@ -393,12 +393,12 @@ def finish(
             f"\n\n[{removed} citation(s) removed: they pointed at pages this run did not read.]"
         )
     library = open_catalog(Path(context.library)).library
-    texts = _page_texts(library, pages_read)
+    texts, ocr_pages = _pages_read(library, pages_read)
     return Command(
         goto="__end__",
         update={
             "answer": answer,
-            "citations": citation_list(answer, texts),
+            "citations": citation_list(answer, texts, ocr_pages),
             "status": "answered" if status == "running" else status,
             "status_detail": detail,
         },
@@ -447,12 +447,18 @@ def _latest_text(state: AgentState) -> str:
     return ""
 
 
-def _page_texts(library: Any, pages_read: dict[str, list[int]]) -> dict[tuple[str, int], str]:
+def _pages_read(
+    library: Any, pages_read: dict[str, list[int]]
+) -> tuple[dict[tuple[str, int], str], frozenset[tuple[str, int]]]:
+    """The text of every page the run read, and which of them OCR read."""
     texts: dict[tuple[str, int], str] = {}
+    ocr: set[tuple[str, int]] = set()
     for doc_id, pages in pages_read.items():
         if not library.has(doc_id):
             continue
-        all_pages = library.pages(doc_id)
+        records = library.page_records(doc_id)
         for page in pages:
-            texts[(doc_id, page)] = all_pages[page - 1]
-    return texts
+            texts[(doc_id, page)] = records[page - 1]["text"]
+            if records[page - 1].get("ocr"):
+                ocr.add((doc_id, page))
+    return texts, frozenset(ocr)

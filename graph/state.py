@@ -49,6 +49,8 @@ class Citation(TypedDict):
     page: int
     label: str
     quote: str
+    ocr: NotRequired[bool]
+    """The page's text was read by OCR (absent: from its text layer)."""
 
 
 class AgentInput(TypedDict, total=False):

@@ -11,3 +11,7 @@ class BadInputError(IngestError):
 
 class ParserUnavailableError(IngestError):
     """The chosen parser backend cannot run here (missing package or model weights)."""
+
+
+class OcrUnavailableError(IngestError):
+    """Pages need OCR but Tesseract or its language data is not installed here."""

@@ -34,12 +34,19 @@ from ingest.state import IngestState
 from ingest.structure.locate import mask_spans
 from ingest.structure.route import EMPTY_LAYOUT, extract_structure
 from ingest.structure.verify import insert_abstract, verify_entries
-from ingest.tree import build_tree, from_tree_nodes, iter_drafts, to_tree_nodes
+from ingest.tree import build_tree, flag_ocr, from_tree_nodes, iter_drafts, to_tree_nodes
 from store.chat import ModelCallError, ModelReplyError, chat_model
 from store.faults import StorageError, storage_error
 from store.library import DocumentRecord, Library, write_json
 from store.settings import ServerSettings, default_library_dir
-from store.types import InvalidDocId, SectionEntry, VerificationReport, checked_doc_id, walk
+from store.types import (
+    InvalidDocId,
+    PageRecord,
+    SectionEntry,
+    VerificationReport,
+    checked_doc_id,
+    walk,
+)
 
 LOG = logging.getLogger(__name__)
 Update = dict[str, Any]
@@ -176,11 +183,17 @@ def parse(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
             candidates=[],
             layout=EMPTY_LAYOUT,
             pdf_metadata={},
+            ocr_pages=[],
         )
     else:
         try:
             update.update(
-                parse_pdf(Path(state["source"]), runtime.context.parser, staging / "images")
+                parse_pdf(
+                    Path(state["source"]),
+                    runtime.context.parser,
+                    staging / "images",
+                    runtime.context.ocr_options(),
+                )
             )
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -334,10 +347,14 @@ def _opening_text(state: IngestState) -> str:
 def write_artefacts(state: IngestState, runtime: Runtime[IngestContext]) -> Path:
     """Write every per-document file into the staging folder (not yet visible)."""
     staging = Path(state["staging"])
-    write_json(staging / "tree.json", state["tree"])
+    ocr_pages = set(state.get("ocr_pages", []))
+    write_json(staging / "tree.json", flag_ocr(state["tree"], ocr_pages))
     with (staging / "pages.jsonl").open("w", encoding="utf-8") as handle:
         for number, text in enumerate(state["pages"], start=1):
-            handle.write(json.dumps({"page": number, "text": text}, ensure_ascii=False) + "\n")
+            row = PageRecord(page=number, text=text)
+            if number in ocr_pages:
+                row["ocr"] = True
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     write_json(staging / "images.json", state["images"])
     write_json(staging / "metadata.json", state["metadata"])
     write_json(

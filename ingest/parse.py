@@ -19,7 +19,8 @@ from typing import Any, TypedDict
 import pymupdf
 
 from ingest.errors import ParserUnavailableError
-from ingest.pdf.checks import open_checked_pdf
+from ingest.pdf.checks import has_text_layer, no_text_layer, open_checked_pdf
+from ingest.pdf.ocr import OcrOptions, read_pages, regular_lines
 from ingest.structure.heading_model import heading_candidates
 from ingest.structure.layout import PageLayout, page_layout
 from ingest.structure.locate import normalize
@@ -42,10 +43,17 @@ class ParsedPDF(TypedDict):
     candidates: list[HeadingCandidate]
     layout: PageLayout
     pdf_metadata: dict[str, Any]
+    ocr_pages: list[int]
+    """1-based pages whose text Tesseract read (``ingest.pdf.ocr``)."""
 
 
-def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
-    """Parse ``path`` with the chosen backend; images are written into ``image_dir``."""
+NOTHING_READ = "OCR read no text on its pages either"
+AUTO_OCR = OcrOptions()
+
+
+def parse_pdf(path: Path, parser: str, image_dir: Path, ocr: OcrOptions = AUTO_OCR) -> ParsedPDF:
+    """Parse ``path`` with the chosen backend, after OCR has given text to the pages ``ocr``
+    chooses; images are written into ``image_dir``."""
     if parser not in PARSERS:
         raise ParserUnavailableError(
             f"unknown parser {parser!r}; choose one of {', '.join(PARSERS)}"
@@ -53,18 +61,23 @@ def parse_pdf(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
     if parser == "marker":
         ensure_marker_available()
     with openable_path(path) as readable:
-        return _parse_open(readable, parser, image_dir)
+        return _parse_open(readable, parser, image_dir, ocr)
 
 
-def _parse_open(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
-    doc = open_checked_pdf(path)
+def _parse_open(path: Path, parser: str, image_dir: Path, ocr: OcrOptions) -> ParsedPDF:
+    doc = open_checked_pdf(path, text_layer=ocr.mode == "never")
     try:
+        ocr_pages = read_pages(doc, ocr, path.name)
+        if not has_text_layer(doc):
+            raise no_text_layer(NOTHING_READ)
         if parser == "marker":
             raw_pages = _marker_pages(path, doc.page_count)
         else:
-            raw_pages = _markdown_pages(doc, layout=parser.endswith("layout"))
+            raw_pages = _markdown_pages(doc, parser.endswith("layout"), ocr_pages)
         pages = [normalize(text) for text in raw_pages]
-        texts = [(page.number + 1, page.get_text("dict"), page.rect.height) for page in doc.pages()]
+        texts = [
+            (page.number + 1, _text_dict(page, ocr_pages), page.rect.height) for page in doc.pages()
+        ]
         return ParsedPDF(
             pages=pages,
             images=extract_images(doc, image_dir),
@@ -72,9 +85,16 @@ def _parse_open(path: Path, parser: str, image_dir: Path) -> ParsedPDF:
             candidates=heading_candidates(texts),
             layout=page_layout(texts, _page_labels(doc)),
             pdf_metadata={k: v for k, v in (doc.metadata or {}).items() if isinstance(v, str)},
+            ocr_pages=ocr_pages,
         )
     finally:
         doc.close()
+
+
+def _text_dict(page: pymupdf.Page, ocr_pages: list[int]) -> dict[str, Any]:
+    """The page's text dictionary, its lines made regular where OCR read it."""
+    text: dict[str, Any] = page.get_text("dict")
+    return regular_lines(text) if page.number + 1 in ocr_pages else text
 
 
 def pdf_page_count(path: Path) -> int | None:
@@ -106,7 +126,7 @@ def openable_path(path: Path) -> Iterator[Path]:
     yield path
 
 
-def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
+def _markdown_pages(doc: pymupdf.Document, layout: bool, ocr_pages: list[int]) -> list[str]:
     """One markdown string per physical page, in page order.
 
     Table detection is most of pymupdf4llm's time (it turns every character of the page into
@@ -114,7 +134,9 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
     return a table on a page whose vector graphics draw a grid. Pages that cannot hold one are
     converted with table detection off, sharing the document's heading statistics with the
     others, so each page's text is what a single full conversion gives. Column detection and
-    text extraction, the next largest parts, are made cheaper (``faster_pymupdf4llm``).
+    text extraction, the next largest parts, are made cheaper (``faster_pymupdf4llm``). Pages
+    read by OCR are converted with code formatting off: Tesseract sets its text in a monospaced
+    font, which would make every line of theirs a code block.
     """
     import pymupdf4llm
     from pymupdf4llm.helpers.pymupdf_rag import IdentifyHeaders
@@ -123,16 +145,17 @@ def _markdown_pages(doc: pymupdf.Document, layout: bool) -> list[str]:
     pymupdf4llm.use_layout(layout)
     if layout:
         return _page_texts(doc, _to_markdown(doc))
-    ruled: list[int] = []
-    unruled: list[int] = []
+    groups: dict[tuple[bool, bool], list[int]] = {}
     for page in doc.pages():
-        (ruled if may_hold_table(page) else unruled).append(page.number)
+        key = (may_hold_table(page), page.number + 1 in ocr_pages)
+        groups.setdefault(key, []).append(page.number)
     headers = IdentifyHeaders(doc)
     chunks = []
-    if ruled:
-        chunks += _to_markdown(doc, pages=ruled, hdr_info=headers)
-    if unruled:
-        chunks += _to_markdown(doc, pages=unruled, hdr_info=headers, table_strategy=None)
+    for (ruled, read_by_ocr), numbers in groups.items():
+        tables = {} if ruled else {"table_strategy": None}
+        chunks += _to_markdown(
+            doc, pages=numbers, hdr_info=headers, ignore_code=read_by_ocr, **tables
+        )
     return _page_texts(doc, chunks)
 
 

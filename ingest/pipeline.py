@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,8 @@ def ingest_paths(
     started = time.perf_counter()
     jobs, problems = discover(paths)
     workers = max(1, min(workers, len(jobs)))  # no worker processes for a single document
+    # The cores the workers leave read one document's scanned pages side by side.
+    context = replace(context, ocr_jobs=max(1, default_workers() // workers))
     report = BatchReport(outcomes=list(problems), workers=workers)
     catalog = open_catalog(Path(context.library))
     with catalog.writing("vectree ingest"):

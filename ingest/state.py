@@ -43,6 +43,8 @@ class IngestState(IngestInput, total=False):
     candidates: list[HeadingCandidate]
     layout: PageLayout
     pdf_metadata: dict[str, Any]
+    ocr_pages: list[int]
+    """1-based pages whose text OCR read (flagged in ``pages.jsonl`` and the tree)."""
     entries: list[SectionEntry]
     structure_method: str
     listing_spans: list[list[int]]

@@ -146,3 +146,16 @@ def from_tree_nodes(nodes: list[TreeNode], level: int = 1) -> list[Draft]:
         )
         for n in nodes
     ]
+
+
+def flag_ocr(nodes: list[TreeNode], ocr_pages: set[int]) -> list[TreeNode]:
+    """The tree with ``ocr`` set on every node whose page range holds a page read by OCR, so a
+    reader of the tree knows which sections' text may hold recognition errors."""
+    flagged: list[TreeNode] = []
+    for node in nodes:
+        copy = TreeNode(**node)  # type: ignore[typeddict-item]
+        copy["nodes"] = flag_ocr(node["nodes"], ocr_pages)
+        if any(node["start_page"] <= page <= node["end_page"] for page in ocr_pages):
+            copy["ocr"] = True
+        flagged.append(copy)
+    return flagged

@@ -4,7 +4,8 @@ Layout (all under the library root)::
 
     docs/<doc_id>/document.json   manifest (title, source, pages, nodes, verification rate)
     docs/<doc_id>/tree.json       section tree, no body text
-    docs/<doc_id>/pages.jsonl     one {"page": n, "text": ...} per physical page
+    docs/<doc_id>/pages.jsonl     one {"page": n, "text": ...} per physical page ("ocr": true
+                                  on pages whose text OCR read)
     docs/<doc_id>/images/ + images.json
     docs/<doc_id>/metadata.json, verification.json
     staging/<doc_id>.<pid>.<n>/   a document being written (never visible)
@@ -38,6 +39,7 @@ from store.types import (
     MIN_PREFIX,
     DocumentMetadata,
     PageImage,
+    PageRecord,
     TreeNode,
     VerificationReport,
     checked_doc_id,
@@ -235,22 +237,30 @@ class Library:
         return self._doc_json(doc_id, "images.json")  # type: ignore[no-any-return]
 
     def pages(self, doc_id: str) -> list[str]:
-        """Page texts in page order; line n must be page n's record, so a truncated or edited
+        """Page texts in page order."""
+        return [row["text"] for row in self.page_records(doc_id)]
+
+    def ocr_pages(self, doc_id: str) -> set[int]:
+        """The pages whose text OCR read (none in a library written before OCR)."""
+        return {row["page"] for row in self.page_records(doc_id) if row.get("ocr") is True}
+
+    def page_records(self, doc_id: str) -> list[PageRecord]:
+        """Page records in page order; line n must be page n's record, so a truncated or edited
         file is named as damaged rather than silently shifting every later page."""
         path = self._doc_file(doc_id, "pages.jsonl")
-        texts: list[str] = []
+        rows: list[PageRecord] = []
         for number, line in enumerate(_read_text(path).splitlines(), start=1):
             if not line.strip():
                 continue
             row = _parse_json(path, line, number)
             if not (
                 isinstance(row, dict)
-                and row.get("page") == len(texts) + 1
+                and row.get("page") == len(rows) + 1
                 and isinstance(row.get("text"), str)
             ):
-                raise DamagedFile(path, f"line {number} is not the record of page {len(texts) + 1}")
-            texts.append(row["text"])
-        return texts
+                raise DamagedFile(path, f"line {number} is not the record of page {len(rows) + 1}")
+            rows.append(row)  # type: ignore[arg-type]
+        return rows
 
     def _doc_file(self, doc_id: str, name: str) -> Path:
         """A file of a visible document; missing from its folder counts as damage."""

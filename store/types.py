@@ -54,6 +54,17 @@ class TreeNode(TypedDict):
     end_page: int
     summary: str
     nodes: list[TreeNode]
+    ocr: NotRequired[bool]
+    """Some of its pages were read by OCR (absent: none were, or the library predates OCR)."""
+
+
+class PageRecord(TypedDict):
+    """One line of a document's ``pages.jsonl``: a physical page's text."""
+
+    page: int
+    text: str
+    ocr: NotRequired[bool]
+    """The text was read by OCR from the page's image (absent: from its text layer)."""
 
 
 class FilingFacts(TypedDict):

@@ -74,7 +74,7 @@ def tree_lines(nodes: list[TreeNode]) -> list[str]:
     target is shared among the summaries, so a long tree gets terse summaries (or none).
     """
     flat = _with_depth(nodes, 0)
-    skeleton = [f"{'  ' * d}{n['node_id']} {n['title']} [{node_page_label(n)}]" for d, n in flat]
+    skeleton = [f"{'  ' * d}{n['node_id']} {n['title']} {node_pages(n)}" for d, n in flat]
     for per_node_words in range(MAX_SUMMARY_WORDS, MIN_SUMMARY_WORDS - 1, -2):
         lines = [
             f"{line} {words(n['summary'], per_node_words)}"
@@ -93,6 +93,16 @@ def _with_depth(nodes: list[TreeNode], depth: int) -> list[tuple[int, TreeNode]]
     return out
 
 
+OCR_MARK = "(OCR)"
+"""Follows a page or a section whose text OCR read from the page image, so that a reader, and
+a model, know its words and figures may hold recognition errors."""
+
+
+def ocr_mark(read_by_ocr: bool) -> str:
+    """The mark after the label of a page or section read by OCR (" (OCR)"), else nothing."""
+    return f" {OCR_MARK}" if read_by_ocr else ""
+
+
 CITATION_FORMAT = "(Author et al., Year, doc_id, p.N)"
 """How an answer cites a page: every prompt and tool description shows it from here, and
 ``graph.citations`` parses it."""
@@ -106,6 +116,11 @@ def page_label(start: int | str, end: int | None = None) -> str:
 def node_page_label(node: TreeNode) -> str:
     """A section's inclusive page range as citations write it."""
     return page_label(node["start_page"], node["end_page"])
+
+
+def node_pages(node: TreeNode) -> str:
+    """A section's page range in brackets, marked when OCR read some of its pages."""
+    return f"[{node_page_label(node)}]{ocr_mark(node.get('ocr', False))}"
 
 
 def format_citation(label: str, doc_id: str, first: int | str, last: int | None = None) -> str:
@@ -127,7 +142,6 @@ def metadata_text(doc_id: str, meta: DocumentMetadata, top: list[TreeNode], page
         f"cite as: {author_label(meta['authors'], meta['year'])}",
         f"description: {meta['description']}",
         f"keywords: {', '.join(meta['keywords'])}",
-        "sections: "
-        + "; ".join(f"{n['node_id']} {n['title']} [{node_page_label(n)}]" for n in top),
+        "sections: " + "; ".join(f"{n['node_id']} {n['title']} {node_pages(n)}" for n in top),
     ]
     return "\n".join(fields)

@@ -278,14 +278,15 @@ class Toolbox:
                 f"document {known} has pages 1-{total}; page(s) "
                 f"{', '.join(map(str, outside))} do not exist."
             )
-        texts = self.library.pages(known)
-        body = [f"=== {known} p.{p} ===\n{quoted_page(texts[p - 1])}" for p in wanted]
+        records = self.library.page_records(known)
+        body = [
+            f"=== {known} p.{p}{formatting.ocr_mark(records[p - 1].get('ocr', False))} ===\n"
+            f"{quoted_page(records[p - 1]['text'])}"
+            for p in wanted
+        ]
         return ToolResult(
             content="\n\n".join(body),
-            artifact={
-                "doc_id": known,
-                "pages": [{"page": p, "text": texts[p - 1]} for p in wanted],
-            },
+            artifact={"doc_id": known, "pages": [dict(records[p - 1]) for p in wanted]},
             pages=wanted,
             doc_id=known,
         )

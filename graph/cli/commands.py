@@ -25,6 +25,7 @@ from graph.inputs import InvalidInput
 from graph.strategies import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
+from ingest.pdf.ocr import DEFAULT_LANGUAGE, OCR_MODES
 from ingest.pipeline import default_workers
 from store.catalog import close_catalogs
 from store.faults import StorageError
@@ -82,6 +83,18 @@ def _add_ingest_commands(command: Callable[..., argparse.ArgumentParser]) -> Non
     )
     ingest.add_argument(
         "--parser", choices=PARSERS, default="pymupdf4llm", help="PDF parser backend"
+    )
+    ingest.add_argument(
+        "--ocr",
+        choices=OCR_MODES,
+        default="auto",
+        help="read pages with Tesseract: auto = pages without a usable text layer, always = "
+        "every page, never = refuse PDFs without a text layer (default auto)",
+    )
+    ingest.add_argument(
+        "--ocr-language",
+        default=DEFAULT_LANGUAGE,
+        help="Tesseract language(s) of scanned pages, such as deu or eng+deu (default eng)",
     )
     ingest.add_argument(
         "--workers",

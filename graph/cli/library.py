@@ -21,11 +21,13 @@ from graph.cli.common import (
     resolve_doc,
 )
 from ingest.context import IngestContext
+from ingest.errors import OcrUnavailableError
+from ingest.pdf.ocr import require_tesseract
 from store.catalog import open_catalog
 from store.check import CheckReport, check_library
 from store.library import DamagedFile, Library
 from store.types import MIN_PREFIX
-from tools.formatting import node_page_label
+from tools.formatting import node_page_label, ocr_mark
 from tools.search import filing_label
 
 
@@ -40,10 +42,17 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             structure=args.structure,
             ignore_outline=args.ignore_outline,
             parser=args.parser,
+            ocr=args.ocr,
+            ocr_language=args.ocr_language,
         )
     except ValueError as exc:  # options that cannot be combined
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    if context.ocr == "always":  # every page needs Tesseract: say so before any work
+        try:
+            require_tesseract(context.ocr_language)
+        except OcrUnavailableError as exc:
+            raise CommandError(str(exc)) from None
     create_library(library)
     report = ingest_paths(
         [Path(p) for p in args.paths], context, args.workers, progress=not args.json
@@ -132,7 +141,8 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def _print_nodes(nodes: list[Any], depth: int) -> None:
     for node in nodes:
-        print(f"{'  ' * depth}[{node['node_id']}] {node['title']} ({node_page_label(node)})")
+        mark = ocr_mark(node.get("ocr", False))
+        print(f"{'  ' * depth}[{node['node_id']}] {node['title']} ({node_page_label(node)}){mark}")
         _print_nodes(node["nodes"], depth + 1)
 
 

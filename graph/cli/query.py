@@ -66,7 +66,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
     on_step = None if args.json else _print_step
     values = ask(library.root, args.question, doc_ids, thread_id, context, on_step)
     citations = [
-        {"doc_id": c["doc_id"], "page": c["page"], "label": c["label"], "quote": c["quote"]}
+        {
+            "doc_id": c["doc_id"],
+            "page": c["page"],
+            "label": c["label"],
+            "quote": c["quote"],
+            "ocr": c.get("ocr", False),
+        }
         for c in values.get("citations", [])
     ]
     if args.json:

@@ -9,12 +9,16 @@ import pymupdf
 from ingest.errors import BadInputError
 
 PDF_MAGIC = b"%PDF-"
-# A PDF with fewer extractable characters than this has no usable text layer.
+# A PDF (or a page) with fewer extractable characters than this has no usable text layer.
 MIN_TEXT_CHARS = 40
+OCR_OFF = "OCR is off (--ocr never): ingest with --ocr auto to read its pages with Tesseract"
 
 
-def open_checked_pdf(path: Path) -> pymupdf.Document:
-    """Open ``path`` as a PDF or raise BadInputError saying exactly why it cannot be used."""
+def open_checked_pdf(path: Path, text_layer: bool = True) -> pymupdf.Document:
+    """Open ``path`` as a PDF or raise BadInputError saying exactly why it cannot be used.
+
+    ``text_layer=False`` accepts a PDF without a text layer, for when OCR may still give its
+    pages their text (``ingest.pdf.ocr``); its pages must still be readable."""
     if not path.is_file():
         raise BadInputError(f"not a file: {path}")
     head = _read_head(path)
@@ -34,7 +38,12 @@ def open_checked_pdf(path: Path) -> pymupdf.Document:
         if not _has_eof_marker(path):
             raise BadInputError("corrupt or truncated PDF: no readable pages, no %%EOF marker")
         raise BadInputError("PDF has zero pages")
-    _require_text_layer(doc)
+    try:
+        if not has_text_layer(doc) and text_layer:
+            raise no_text_layer(OCR_OFF)
+    except BadInputError:
+        doc.close()
+        raise
     return doc
 
 
@@ -51,21 +60,23 @@ def _has_eof_marker(path: Path) -> bool:
         return b"%%EOF" in handle.read()
 
 
-def _require_text_layer(doc: pymupdf.Document) -> None:
-    """Reject image-only (scanned) PDFs, which would yield empty pages and useless trees."""
+def has_text_layer(doc: pymupdf.Document) -> bool:
+    """Whether the pages hold a usable text layer (image-only, scanned PDFs would yield empty
+    pages and useless trees); BadInputError when a page cannot be read."""
     chars = 0
     try:
         for page in doc.pages():
             chars += len(page.get_text("text").strip())
             if chars >= MIN_TEXT_CHARS:
-                return
+                return True
     except Exception as exc:
-        doc.close()
         raise BadInputError(f"corrupt PDF, pages cannot be read: {_first_line(exc)}") from exc
-    doc.close()
-    raise BadInputError(
-        "no text layer (scanned or image-only PDF); OCR is not enabled, run OCR first"
-    )
+    return False
+
+
+def no_text_layer(remedy: str) -> BadInputError:
+    """The refusal of a PDF without a text layer, ending with what to do about it."""
+    return BadInputError(f"no text layer (scanned or image-only PDF); {remedy}")
 
 
 def _first_line(exc: Exception) -> str:
