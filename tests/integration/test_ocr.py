@@ -25,8 +25,12 @@ from tools.toolbox import Toolbox
 
 pytestmark = pytest.mark.integration
 
-if shutil.which("tesseract") is None:
-    pytest.fail("these tests need Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng")
+
+@pytest.fixture(autouse=True, scope="module")
+def _tesseract() -> None:
+    if shutil.which("tesseract") is None:
+        pytest.fail("these tests need Tesseract: apt-get install tesseract-ocr tesseract-ocr-eng")
+
 
 S2ORC = "2020.acl-main.447.pdf"
 SCANS = {"mooney05.pdf": 4, S2ORC: 2}
