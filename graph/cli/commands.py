@@ -45,13 +45,10 @@ VERBOSE_HELP = "log debug detail and full tracebacks to stderr (default: one-lin
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Ingest the demo papers, list them, then answer one question offline with its trajectory."""
-    args.paths, args.structure, args.ignore_outline, args.parser, args.workers = (
-        [str(demo_corpus())],
-        "auto",
-        False,
-        "pymupdf4llm",
-        default_workers(),
-    )
+    demo_ingest = build_parser().parse_args(["ingest", str(demo_corpus())])
+    for option, default in vars(demo_ingest).items():  # every ingest option, at its default
+        if not hasattr(args, option):
+            setattr(args, option, default)
     code = cmd_ingest(args)
     print()
     cmd_docs(args)
