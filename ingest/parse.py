@@ -11,7 +11,7 @@ import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -126,7 +126,9 @@ def openable_path(path: Path) -> Iterator[Path]:
     yield path
 
 
-def _markdown_pages(doc: pymupdf.Document, layout: bool, ocr_pages: list[int]) -> list[str]:
+def _markdown_pages(
+    doc: pymupdf.Document, layout: bool, ocr_pages: Collection[int] = ()
+) -> list[str]:
     """One markdown string per physical page, in page order.
 
     Table detection is most of pymupdf4llm's time (it turns every character of the page into
