@@ -378,7 +378,7 @@ def write_artefacts(state: IngestState, runtime: Runtime[IngestContext]) -> Path
 
 @guarded("embed")
 def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """The index entries (SPEC §2) with their dense and BM25 vectors.
+    """The index entries (``store.entries``) with their dense and BM25 vectors.
 
     Embedding is the costliest step after parsing (BM25 reads every page twice: for the
     document entry and for its section's entry), so it runs here, in the process that prepared

@@ -1,7 +1,7 @@
 """Slice the body text of each tree node out of the page texts.
 
 A node's own text runs from its heading to the next heading in document order: for a leaf that
-is its whole section, for a parent its preamble before the first child (SPEC §3, Summaries).
+is its whole section, for a parent its preamble before the first child.
 """
 
 from __future__ import annotations

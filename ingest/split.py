@@ -1,4 +1,4 @@
-"""Split nodes that exceed BOTH 20,000 tokens and 10 pages (SPEC §3, Tree).
+"""Split nodes that exceed BOTH 20,000 tokens and 10 pages.
 
 Structure extraction is re-run on the node's own pages (headings, or the LLM when configured);
 when that finds nothing usable the node is cut into 10-page windows.

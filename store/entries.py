@@ -1,4 +1,4 @@
-"""The structural index entries: one per document, one per top-level section (SPEC §2).
+"""The structural index entries: one per document, one per top-level section.
 
 Each entry has two texts. Its dense vector embeds a short, abstract-like text (the document's
 title, description, authors and section titles; a section's title and summary), so the index

@@ -1,4 +1,4 @@
-"""Compact serialisations of tool results, sized for a model's context (SPEC §2 budgets).
+"""Compact serialisations of tool results, sized for a model's context.
 
 Search results aim at about 50 tokens each, a typical tree at 200–500 tokens; page text is
 returned whole but labelled page by page so that citations can name the page.

@@ -1,4 +1,4 @@
-"""Layer-0 document search (SPEC §4): hybrid dense + BM25 retrieval over structural entries.
+"""Layer-0 document search: hybrid dense + BM25 retrieval over structural entries.
 
 Steps, each a small function below so the unit tests can check the arithmetic on hand-made
 scores:

@@ -1,4 +1,4 @@
-"""Choose the structure source: outline → printed contents → headings → LLM (SPEC §3).
+"""Choose the structure source: outline → printed contents → headings → LLM.
 
 In ``auto`` mode the PDF outline is used when it verifies, else the printed table of contents
 when enough of its titles verify, else headings found in the pages, else (configured) the LLM.

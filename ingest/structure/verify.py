@@ -1,4 +1,4 @@
-"""Verification and repair of structure entries against the page text (SPEC §3).
+"""Verification and repair of structure entries against the page text.
 
 An entry passes when its title occurs within ±1 page of its claimed start page. Failed entries
 are re-located in widening windows for at most three rounds (an LLM may propose corrections

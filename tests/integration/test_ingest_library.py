@@ -86,7 +86,7 @@ def test_outline_trees_match_the_author_outlines_exactly(
     reference = _reference(pdf.removesuffix(".pdf"))["entries"]
     assert library.record(doc_id)["structure"] == "outline"
     flat = _flatten(library.tree(doc_id))
-    # Nodes the pipeline adds by rule (SPEC §3): front matter and an uncovered abstract.
+    # Nodes the pipeline adds by rule: front matter and an uncovered abstract.
     inserted = {"Front matter", "Abstract"} - {e["title"] for e in reference}
     ours = [entry for entry in flat if entry["title"] not in inserted]
     expected = [
