@@ -1,6 +1,7 @@
 """`vectree demo` hands ingest every option `vectree ingest` would have at its default."""
 
 import argparse
+from collections.abc import Callable
 
 import pytest
 
@@ -10,7 +11,7 @@ from graph.cli import commands
 def test_demo_ingests_with_every_ingest_option(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, argparse.Namespace] = {}
 
-    def fake(name: str):  # type: ignore[no-untyped-def]
+    def fake(name: str) -> Callable[[argparse.Namespace], int]:
         def handler(args: argparse.Namespace) -> int:
             seen[name] = argparse.Namespace(**vars(args))
             return 0
