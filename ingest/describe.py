@@ -39,6 +39,11 @@ AFFILIATION = re.compile(
     re.IGNORECASE,
 )
 BAD_PDF_TITLE = re.compile(r"(\.dvi$|\.docx?$|template|^proceedings|^untitled|^microsoft)", re.I)
+NOT_A_TITLE = re.compile(
+    r"^(?:form\s+[\w-]*\d[\w-]*|[\d\s./-]+|\S*_\S*|\S+\.(?:pdf|docx?|indd|tex))$", re.I
+)
+"""What a first line or a PDF's title field holds when it is not a title: a form's name
+("FORM 10-K"), an identifier ("0000064803-19-000013") or a file name ("GENERALMILLS_2020_10K")."""
 WEB_WORDS = frozenset({"https", "http", "www", "arxiv", "doi", "github", "html", "preprint"})
 MAX_DESCRIPTION_WORDS = 45
 KEYWORD_COUNT = 8
@@ -80,10 +85,11 @@ def _title(candidates: list[HeadingCandidate], pdf_metadata: dict[str, Any]) -> 
         top = max(c["size"] for c in first)
         lines = [c["text"] for c in first if abs(c["size"] - top) < 0.3]
         title = clean_title(" ".join(lines[:3]))
-        if 3 <= len(title) <= 300 and len(lines) <= 3:
+        if 3 <= len(title) <= 300 and len(lines) <= 3 and not NOT_A_TITLE.match(title):
             return title
     pdf_title = str(pdf_metadata.get("title") or "").strip()
-    return pdf_title if pdf_title and not BAD_PDF_TITLE.search(pdf_title) else ""
+    sane = pdf_title and not BAD_PDF_TITLE.search(pdf_title) and not NOT_A_TITLE.match(pdf_title)
+    return pdf_title if sane else ""
 
 
 def _authors(first_page: str, title: str, pdf_metadata: dict[str, Any]) -> list[str]:

@@ -4,33 +4,30 @@ An analyst's library holds every year's filing of the same companies, and questi
 company and the period ("FY2018 capital expenditure for 3M", "as of Q2 of FY2024"). So
 ingestion reads, from the first pages of an SEC filing, what its cover page prints:
 
-- ``issuer``: the line above "(Exact name of registrant as specified in its charter)";
+- ``issuer``: the line above "(Exact name of registrant as specified in its charter)", with
+  spacing, capitals and split small capitals mended (``issuer_name``);
 - ``ticker``: the symbol in the "Trading Symbol(s)" table (filings since 2019 print one);
-- ``form``: ``10-K``, ``10-Q``, ``8-K``, ``20-F`` from "FORM …";
-- ``period_end``: "For the fiscal year / quarterly period ended <date>" (ISO date), or for an
-  8-K the "Date of report";
-- ``fiscal_year`` and ``fiscal_quarter`` (None for an annual report).
+- ``form``: ``10-K``, ``10-Q``, ``8-K``, ``20-F`` from "FORM …" printed beside the
+  Commission's name and address (a release that mentions "our Form 10-Q" is not one);
+- ``period_end``: "For the fiscal year / quarterly period ended <date>" (ISO date); an 8-K
+  the period its earnings release reports, else its "Date of report";
+- ``fiscal_year`` and ``fiscal_quarter`` in the company's own calendar (``ingest.fiscal``).
 
-**The fiscal year follows the filing's own naming.** Companies whose year ends early in the
-calendar year name it differently: Best Buy calls the year ended January 28, 2023 "fiscal
-2023", Foot Locker calls its year ended January 28, 2023 "fiscal 2022". So a label the filing
-binds to its own period end ("fiscal 2022 ended January 28, 2023", "January 28, 2023 (fiscal
-2022)") wins; without one, the fiscal year is the calendar year in which the period ends (the
-usual convention, and SEC's for the cover's period). A 10-Q's quarter and fiscal year come from
-the phrase it repeats most ("second quarter of fiscal 2024"); without one, the calendar quarter
-and year of its period end.
-
-A document that is not an SEC filing gets no facts: every field is None (a paper already has its
-year from its metadata).
+An earnings release is known by its headline ("PepsiCo Reports First-Quarter 2023 Results").
+A document that is neither gets no facts: every field is None (a paper already has its year
+from its metadata). ``filing_title`` names a filing by its facts ("Best Buy Co., Inc. — 10-Q,
+Q2 fiscal 2024"), since its first line is "FORM 10-K" or the Commission's name.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from datetime import date
-from typing import TypedDict
+from typing import Any
 
+from ingest.fiscal import ORDINALS, annual_year, quarter_period
 from store.text import clean_text
 from store.types import FilingFacts
 
@@ -38,6 +35,10 @@ PAGES_READ = 3
 """Cover pages: the facts are all on the first one or two."""
 PAGES_FOR_LABELS = 40
 """Pages searched for the filing's own fiscal-year and quarter labels."""
+PAGES_FOR_EXHIBITS = 8
+"""Pages of an 8-K searched for the earnings release it furnishes (its exhibit 99.1)."""
+FORM_NEAR_COMMISSION = 400
+"""Characters from the Commission's name or address to the cover's "FORM …" at most."""
 MONTHS = {
     name: number
     for number, names in enumerate(
@@ -61,37 +62,44 @@ MONTHS = {
 }
 DATE = r"(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2}),\s*(?P<year>(?:19|20)\d{2})"
 FORM = re.compile(r"\bFORM\s+(?P<form>10-K|10-Q|8-K|20-F)\b", re.IGNORECASE)
+COMMISSION = re.compile(r"securities\s+and\s+exchange\s+commission|\b20549\b", re.IGNORECASE)
 PERIOD_END = re.compile(
     r"for\s+the\s+(?:fiscal\s+)?(?:year|quarterly\s+period|quarter|period)\s+ended:?\s+" + DATE,
     re.IGNORECASE,
 )
 REPORT_DATE = re.compile(r"date\s+of\s+report[^:]{0,60}:\s*" + DATE, re.IGNORECASE)
 REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+registrant", re.IGNORECASE)
-TRADING_SYMBOL = re.compile(r"trading\s+symbols?(?:\(s\))?", re.IGNORECASE)
-TICKER = re.compile(r"^[A-Z]{1,5}(?:\.[A-Z])?$")
-QUARTER_LABEL = re.compile(
-    r"\b(?P<ordinal>first|second|third|fourth)\s+quarter\s+of\s+(?:fiscal\s+)?(?:year\s+)?"
-    r"(?P<year>(?:19|20)\d{2})\b",
+TRADING_SYMBOL = re.compile(r"trading\b|symbols?\b", re.IGNORECASE)
+EXCHANGE = r"(?:The\s+)?(?:New\s+York|NYSE|Nasdaq|NASDAQ|Chicago|Cboe|London|Euronext)"
+SYMBOL = re.compile(r"(?:^|\s)(?P<symbol>[A-Z]{1,5}(?:\.[A-Z])?)\s+" + EXCHANGE)
+"""A symbol followed by its exchange, in a row of the securities table however it is set."""
+CELL_BREAK = re.compile(r"\*\*\s+\*\*|\|")
+FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no\.?)[:\s]*[\d-]+", re.IGNORECASE)
+SECTION_12B = re.compile(r"section\s+12\s*\(b\)", re.IGNORECASE)
+NOT_TICKERS = frozenset({"YES", "NO", "NONE", "N/A", "NYSE", "LLC"})
+LEGAL_SUFFIX = re.compile(
+    r"^(?:plc|p\.l\.c\.|inc\.?|incorporated|corp\.?|corporation|ltd\.?|limited|llc|l\.p\.|"
+    r"n\.v\.|s\.a\.|ag|se|co\.?|company)$",
     re.IGNORECASE,
 )
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
-CELL_BREAK = re.compile(r"\*\*\s+\*\*|\|")
-SYMBOL_IN_ROW = re.compile(
-    r"per\s+share\s+(?P<symbol>[A-Z]{1,5})\s+(?:The\s+)?(?:New\s+York|NYSE|Nasdaq|NASDAQ)"
-)
+"""A line that is only a legal form belongs to the name on the line above ("AMCOR" / "PLC")."""
+SMALL_CAPS_SPLIT = re.compile(r"\b(?P<initial>[A-Z]) (?P<rest>[A-Z]{2,})\b")
+""""MGM R ESORTS": a capital set larger than the small capitals after it, read as a word."""
 EARNINGS_RELEASE = "earnings release"
-RELEASE = re.compile(
-    r"(?P<issuer>(?:[A-Z][A-Z0-9.,&'\-]*\s+){0,8}[A-Z][A-Z0-9.,&'\-]*)\s+(?:REPORTS|ANNOUNCES)\s+"
-    r"(?:(?P<ordinal>FIRST|SECOND|THIRD|FOURTH)\s+QUARTER\s+)?(?P<full>(?:AND\s+)?FULL[- ]YEAR\s+)?"
-    r"(?:FISCAL\s+)?(?:\d{4}\s+)?(?:EARNINGS|RESULTS|FINANCIAL\s+RESULTS)"
-    r"(?:\s+FOR\s+(?:FISCAL\s+)?(?:YEAR\s+)?(?P<year>(?:19|20)\d{2}))?"
+HEADLINE = re.compile(
+    r"^(?P<issuer>[A-Z0-9][\w.,&'’-]*(?:\s+[A-Z0-9&][\w.,&'’-]*){0,6}?)\s+"
+    r"(?i:reports|announces|posts|delivers)\s+(?P<rest>.{0,160})"
 )
-"""The headline of an earnings release: who reports which quarter (or year) of which fiscal
-year. Uppercase words only, as headlines are set, so a sentence of a filing does not match."""
+"""The headline of an earnings release: a capitalised name, then what it reports."""
+HEADLINE_RESULTS = re.compile(r"\b(?:results|earnings)\b", re.IGNORECASE)
+HEADLINE_QUARTER = re.compile(
+    r"\b(?:(?P<ordinal>first|second|third|fourth)[-\s]quarter|Q(?P<number>[1-4]))\b", re.I
+)
+HEADLINE_FULL_YEAR = re.compile(r"\b(?:full[-\s]year|annual)\b", re.IGNORECASE)
+HEADLINE_YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|FY\s*)?(?P<year>(?:19|20)\d{2})\b", re.I)
+HEADLINE_LINES = 30
+"""Lines of a page searched for a release's headline (it is set near the top)."""
 RELEASE_PERIOD_END = re.compile(r"(?:quarter|year|period)\s+ended\s+" + DATE, re.IGNORECASE)
-SECTION_12B = re.compile(r"section\s+12\s*\(b\)", re.IGNORECASE)
-FILE_NUMBER = re.compile(r"commission\s+file\s+(?:number|no\.?)[:\s]*[\d-]+", re.IGNORECASE)
-NOT_TICKERS = frozenset({"YES", "NO", "NONE", "N/A", "NYSE"})
 
 
 NO_FACTS = FilingFacts(
@@ -100,19 +108,25 @@ NO_FACTS = FilingFacts(
 
 
 def filing_facts(pages: list[str]) -> FilingFacts:
-    """The facts of an SEC filing from its pages; ``NO_FACTS`` for any other document."""
+    """The facts of an SEC filing or earnings release from its pages; ``NO_FACTS`` for any
+    other document."""
     cover = plain_lines(pages[:PAGES_READ])
     flat = " ".join(cover.split())
-    form = FORM.search(flat)
-    if form is None:
-        return release_facts(" ".join(plain_lines(pages[:1]).split()))
-    kind = form.group("form").upper()
-    ended = PERIOD_END.search(flat) or (REPORT_DATE.search(flat) if kind == "8-K" else None)
-    period_end = _date(ended) if ended else None
     labels = " ".join(plain_lines(pages[:PAGES_FOR_LABELS]).split())
-    year, quarter = _fiscal_period(kind, period_end, labels)
+    released = release_facts(plain_lines(pages[:1]), labels)
+    kind = _cover_form(flat)
+    if kind is None or released["form"]:
+        return released
+    if kind == "8-K":
+        return _current_report(pages, cover, flat, labels)
+    ended = PERIOD_END.search(flat)
+    period_end = _date(ended) if ended else None
+    if kind == "10-Q":
+        year, quarter = quarter_period(period_end, labels)
+    else:
+        year, quarter = (annual_year(period_end, labels) if period_end else None), None
     return FilingFacts(
-        issuer=_issuer(cover),
+        issuer=_issuer(cover, labels),
         ticker=_ticker(cover),
         form=kind,
         period_end=period_end.isoformat() if period_end else None,
@@ -121,23 +135,74 @@ def filing_facts(pages: list[str]) -> FilingFacts:
     )
 
 
-def release_facts(first_page: str) -> FilingFacts:
-    """An earnings release's facts from its headline ("THE WALT DISNEY COMPANY REPORTS FIRST
-    QUARTER EARNINGS FOR FISCAL 2025"), or ``NO_FACTS`` when the first page has none."""
-    headline = RELEASE.search(first_page)
-    if headline is None:
-        return NO_FACTS
-    ended = RELEASE_PERIOD_END.search(first_page)
-    period_end = _date(ended) if ended else None
-    ordinal = headline.group("ordinal")
-    quarter = ORDINALS[ordinal.lower()] if ordinal and not headline.group("full") else None
-    year = headline.group("year") or (ended and str(period_end.year if period_end else ""))
+def _current_report(pages: list[str], cover: str, flat: str, labels: str) -> FilingFacts:
+    """An 8-K: the period of the earnings release it furnishes, else its date of report."""
+    issuer = _issuer(cover, labels)
+    for page in pages[:PAGES_FOR_EXHIBITS]:
+        reported = release_facts(plain_lines([page]), labels)
+        if reported["fiscal_year"] is not None:
+            return {
+                **reported,
+                "issuer": issuer or reported["issuer"],
+                "form": "8-K",
+                "ticker": _ticker(cover),
+            }
+    dated = REPORT_DATE.search(flat)
+    reported_on = _date(dated) if dated else None
     return FilingFacts(
-        issuer=" ".join(headline.group("issuer").split()),
+        issuer=issuer,
+        ticker=_ticker(cover),
+        form="8-K",
+        period_end=reported_on.isoformat() if reported_on else None,
+        fiscal_year=reported_on.year if reported_on else None,
+        fiscal_quarter=None,
+    )
+
+
+def _cover_form(flat: str) -> str | None:
+    """The form a cover prints under the Commission's name or address, or None (a release
+    says "our Form 10-Q, filed with the Securities and Exchange Commission")."""
+    near = [m.end() for m in COMMISSION.finditer(flat)]
+    for found in FORM.finditer(flat):
+        if any(0 <= found.start() - at <= FORM_NEAR_COMMISSION for at in near):
+            return found.group("form").upper()
+    return None
+
+
+def release_facts(page: str, text: str) -> FilingFacts:
+    """An earnings release's facts from its headline ("THE WALT DISNEY COMPANY REPORTS FIRST
+    QUARTER EARNINGS FOR FISCAL 2025", "PepsiCo Reports First-Quarter 2023 Results"), or
+    ``NO_FACTS`` when the page has none."""
+    lines = [" ".join(line.split()) for line in page.splitlines() if line.strip()]
+    for at in range(min(len(lines), HEADLINE_LINES)):
+        headline = HEADLINE.match(" ".join(lines[at : at + 2]))
+        if headline and HEADLINE_RESULTS.search(headline.group("rest")):
+            return _release(headline, " ".join(" ".join(lines).split()), text)
+    return NO_FACTS
+
+
+def _release(headline: re.Match[str], page: str, text: str) -> FilingFacts:
+    """A release's facts from its headline and the period end its first page states."""
+    rest = headline.group("rest")
+    results = HEADLINE_RESULTS.search(rest)
+    reported = rest[: results.end()] if results else rest  # not "…; Raises Full-Year Outlook"
+    ended = RELEASE_PERIOD_END.search(page)
+    period_end = _date(ended) if ended else None
+    quarter_named = HEADLINE_QUARTER.search(reported)
+    quarter = None
+    if quarter_named and not HEADLINE_FULL_YEAR.search(reported):
+        ordinal, number = quarter_named.group("ordinal"), quarter_named.group("number")
+        quarter = ORDINALS[ordinal.lower()] if ordinal else int(number)
+    year_named_in = HEADLINE_YEAR.search(rest)
+    year = int(year_named_in.group("year")) if year_named_in else None
+    if year is None and period_end is not None:
+        year = quarter_period(period_end, text)[0] if quarter else annual_year(period_end, text)
+    return FilingFacts(
+        issuer=issuer_name(headline.group("issuer").strip(" ,"), text),
         ticker=None,
         form=EARNINGS_RELEASE,
         period_end=period_end.isoformat() if period_end else None,
-        fiscal_year=int(year) if year else None,
+        fiscal_year=year,
         fiscal_quarter=quarter,
     )
 
@@ -165,117 +230,124 @@ def _date(found: re.Match[str]) -> date | None:
         return None
 
 
-def _issuer(cover: str) -> str | None:
-    """The registrant's name: the last text line before "(Exact name of registrant …", or,
-    on a cover without that caption, the first line after the commission file number."""
+def _issuer(cover: str, text: str) -> str | None:
+    """The registrant's name as ``issuer_name`` mends it (None when the cover prints none)."""
+    line = _registrant_line(cover)
+    return issuer_name(line, text) if line else None
+
+
+def _registrant_line(cover: str) -> str | None:
+    """The last name-like line before "(Exact name of registrant …" (a legal form alone on
+    its line joined to the line above), or, on a cover without that caption, the first
+    name-like line after the commission file number."""
     found = REGISTRANT.search(cover)
     if found is not None:
         lines = list(reversed(cover[: found.start()].splitlines()))
     else:
         file_number = FILE_NUMBER.search(cover)
         lines = cover[file_number.end() :].splitlines()[1:8] if file_number else []
-    for line in lines:
-        name = " ".join(line.split()).strip(" _")
-        if name and sum(c.isalpha() for c in name) >= 2:
-            return re.sub(r"\s+([.,])", r"\1", name)
-    return None
+    names = [
+        name for name in (" ".join(line.split()).strip(" _") for line in lines) if _a_name(name)
+    ]
+    if not names:
+        return None
+    if found is not None and LEGAL_SUFFIX.match(names[0]) and len(names) > 1:
+        return f"{names[1]} {names[0]}"
+    return names[0]
+
+
+def _a_name(line: str) -> bool:
+    """Whether a cover line can be a registrant's name: letters, and not a file number, a
+    caption in brackets or a row of identifiers."""
+    letters = sum(c.isalpha() for c in line)
+    return (
+        letters >= 2
+        and letters > sum(c.isdigit() for c in line)
+        and not FILE_NUMBER.search(line)
+        and not line.startswith("(")
+    )
+
+
+def issuer_name(name: str, text: str) -> str:
+    """A name as a reader writes it: spacing mended ("NIKE, Inc ." → "NIKE, Inc."), capitals
+    split from their small capitals joined where the filing prints the word whole ("MGM R
+    ESORTS" → "MGM RESORTS"), and a name set in capitals given the mixed case the filing
+    itself uses for it most, else capitalised word by word (legal forms kept)."""
+    name = re.sub(r"\s+([.,])", r"\1", " ".join(name.split()))
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    name = SMALL_CAPS_SPLIT.sub(
+        lambda m: (
+            m.group(0)
+            if (m["initial"] + m["rest"]).lower() not in words
+            else m["initial"] + m["rest"]
+        ),
+        name,
+    )
+    if any(c.islower() for c in name):
+        return name
+    return _printed_case(name, text) or " ".join(_capitalised(word) for word in name.split())
+
+
+def _mend_small_caps(name: str, words: set[str]) -> str:
+    """Join "R ESORTS" where the filing's words include "resorts"; leave "T ROWE" alone."""
+
+    def whole(found: re.Match[str]) -> str:
+        joined = found["initial"] + found["rest"]
+        return joined if joined.lower() in words else found[0]
+
+    return SMALL_CAPS_SPLIT.sub(whole, name)
+
+
+def _printed_case(name: str, text: str) -> str | None:
+    """The most frequent mixed-case spelling of ``name`` in the filing's text, if any."""
+    pattern = r"\s+".join(re.escape(word) for word in name.split())
+    spelled = Counter(
+        " ".join(m.group(0).split())
+        for m in re.finditer(rf"(?<![\w&]){pattern}(?![\w&])", text, re.IGNORECASE)
+        if any(c.islower() for c in m.group(0))
+    )
+    return spelled.most_common(1)[0][0] if spelled else None
+
+
+def _capitalised(word: str) -> str:
+    """ "BEST" → "Best", "CO.," → "Co.,"; a word with digits or without vowels ("3M", "MGM")
+    is an initialism and stays."""
+    if any(c.isdigit() for c in word) or not re.search(r"[AEIOUY]", word):
+        return word
+    return word[:1] + word[1:].lower()
 
 
 def _ticker(cover: str) -> str | None:
     """The first symbol in the table of securities registered under Section 12(b), when the
-    table has a "Trading Symbol(s)" column (its caption may be printed above or below)."""
+    table has a trading-symbol column (its caption may be printed above, below or split)."""
     start = SECTION_12B.search(cover)
-    if start is None or not TRADING_SYMBOL.search(cover):
+    if start is None:
         return None
-    table = re.split(r"indicate by check mark|section 12\(g\)", cover[start.end() :], flags=re.I)
-    for line in table[0].splitlines():
+    table = re.split(r"indicate by check mark|section 12\(g\)", cover[start.end() :], flags=re.I)[0]
+    if not TRADING_SYMBOL.search(table):
+        return None
+    for line in table.splitlines():
         token = line.strip()
-        if TICKER.match(token) and token not in NOT_TICKERS:
+        if re.fullmatch(r"[A-Z]{1,5}(?:\.[A-Z])?", token) and token not in NOT_TICKERS:
             return token
-    in_a_row = SYMBOL_IN_ROW.search(table[0])  # the row printed as one line of text
-    return in_a_row.group("symbol") if in_a_row else None
+    in_a_row = [m["symbol"] for m in SYMBOL.finditer(table) if m["symbol"] not in NOT_TICKERS]
+    return in_a_row[0] if in_a_row else None
 
 
-def _fiscal_period(kind: str, ended: date | None, text: str) -> tuple[int | None, int | None]:
-    """The fiscal year (and, for a 10-Q, quarter) in the filing's own naming."""
-    if kind == "10-Q":
-        labels = Counter(
-            (int(m.group("year")), ORDINALS[m.group("ordinal").lower()])
-            for m in QUARTER_LABEL.finditer(text)
-        )
-        if labels:
-            (year, quarter), _ = labels.most_common(1)[0]
-            return year, quarter
-        if ended is None:
-            return None, None
-        return ended.year, (ended.month - 1) // 3 + 1
-    if ended is None:
-        return None, None
-    return _bound_label(ended, text) or ended.year, None
-
-
-def _bound_label(ended: date, text: str) -> int | None:
-    """A fiscal-year label the filing ties to its own period end ("fiscal 2022 ended January
-    28, 2023", "January 28, 2023 (fiscal 2022)"), when it prints one."""
-    day = rf"{ended.strftime('%B')}\.?\s+{ended.day},\s*{ended.year}"
-    patterns = (
-        rf"\bfiscal\s+(?:year\s+)?((?:19|20)\d{{2}})\b[^.;]{{0,40}}?\bended\s+(?:on\s+)?{day}",
-        rf"{day}\s*\(\s*[\"“]?fiscal\s+(?:year\s+)?((?:19|20)\d{{2}})",
-    )
-    for pattern in patterns:
-        found = re.search(pattern, text, re.IGNORECASE)
-        if found and abs(int(found.group(1)) - ended.year) <= 1:
-            return int(found.group(1))
-    return None
-
-
-# -- the period a question asks about ----------------------------------------------------------
-class AskedPeriod(TypedDict):
-    """The latest fiscal period a question names: its year, and its quarter when it names one."""
-
-    fiscal_year: int
-    fiscal_quarter: int | None
-
-
-YEAR = r"(?P<year>(?:19|20)\d{2}|'?\d{2})\b"
-OF_FISCAL = r"\s*(?:of\s+)?(?:FY\s*|fiscal\s+(?:year\s+)?)?"
-ASKED = (
-    re.compile(r"\bQ(?P<quarter>[1-4])" + OF_FISCAL + YEAR, re.IGNORECASE),
-    re.compile(r"\b(?P<ordinal>first|second|third|fourth)\s+quarter" + OF_FISCAL + YEAR, re.I),
-    re.compile(r"\bFY\s*" + YEAR, re.IGNORECASE),
-    re.compile(r"\bfiscal\s+(?:year\s+)?(?P<year>(?:19|20)\d{2})\b", re.IGNORECASE),
-    re.compile(r"\bas\s+of\s+" + DATE, re.IGNORECASE),
-)
-
-
-def asked_period(question: str) -> AskedPeriod | None:
-    """The latest fiscal period a question names ("FY2018", "fiscal 2023", "Q2 of FY2024",
-    "second quarter of fiscal 2024", "as of December 31, 2022"), or None. Of several, the
-    latest is the one the answer is read from (a filing reports its own period and the ones
-    before it); a quarter counts only where it is attached to that latest year."""
-    found: list[tuple[int, int | None]] = []
-    for pattern in ASKED:
-        for match in pattern.finditer(question):
-            year = _full_year(match.group("year"))
-            if year is None:
-                continue
-            groups = match.groupdict()
-            quarter = int(groups["quarter"]) if groups.get("quarter") else None
-            if groups.get("ordinal"):
-                quarter = ORDINALS[groups["ordinal"].lower()]
-            found.append((year, quarter))
-    if not found:
+# -- a filing's name ---------------------------------------------------------------------------
+def filing_title(facts: FilingFacts) -> str | None:
+    """ "Best Buy Co., Inc. — 10-Q, Q2 fiscal 2024", "Foot Locker, Inc. — 8-K, May 20, 2022";
+    None for a document that is not a filing or whose issuer is unknown."""
+    if not facts["form"] or not facts["issuer"]:
         return None
-    latest = max(year for year, _ in found)
-    quarters = {quarter for year, quarter in found if year == latest and quarter is not None}
-    return AskedPeriod(
-        fiscal_year=latest, fiscal_quarter=quarters.pop() if len(quarters) == 1 else None
-    )
+    return f"{facts['issuer']} — {facts['form']}, {period_words(facts)}".rstrip(", ")
 
 
-def _full_year(text: str) -> int | None:
-    """A four-digit year from "2018", "18" or "'18" (two digits are this century)."""
-    digits = text.lstrip("'")
-    if len(digits) == 4:
-        return int(digits)
-    return 2000 + int(digits) if len(digits) == 2 else None
+def period_words(facts: Mapping[str, Any]) -> str:
+    """The period a filing covers in words: "fiscal 2022", "Q2 fiscal 2024", or an 8-K's
+    date of report ("" when unknown)."""
+    if facts["fiscal_quarter"] and facts["fiscal_year"]:
+        return f"Q{facts['fiscal_quarter']} fiscal {facts['fiscal_year']}"
+    if facts["form"] == "8-K" and facts["period_end"]:
+        return date.fromisoformat(facts["period_end"]).strftime("%B %-d, %Y")
+    return f"fiscal {facts['fiscal_year']}" if facts["fiscal_year"] else ""

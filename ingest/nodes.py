@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 from ingest import describe, llm, summarise
 from ingest.context import IngestContext
 from ingest.errors import BadInputError, IngestError
-from ingest.filing import filing_facts
+from ingest.filing import filing_facts, filing_title
 from ingest.parse import parse_pdf, pdf_page_count
 from ingest.request import InvalidIngestInput, checked_ingest_request
 from ingest.split import headings_within, split_oversized
@@ -323,6 +323,7 @@ def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update
     meta["filing"] = filing_facts(pages)
     if meta["filing"]["fiscal_year"] is not None:
         meta["year"] = meta["filing"]["fiscal_year"]  # a filing's year is its fiscal year
+    meta["printed_title"] = meta["title"]
     model = _model(runtime)
     if model is not None:
         hints = {k: v for k, v in meta.items() if k not in ("description", "keywords")}
@@ -332,6 +333,8 @@ def describe_node(state: IngestState, runtime: Runtime[IngestContext]) -> Update
             LOG.info("keeping the metadata read from the pages: the model's was unusable")
         else:
             meta = describe.merge_llm_metadata(meta, refined)
+    if not supplied:  # a filing is named by its facts, not by "FORM 10-K"
+        meta["title"] = filing_title(meta["filing"]) or meta["title"]
     return {"metadata": meta}
 
 

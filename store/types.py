@@ -94,6 +94,9 @@ class DocumentMetadata(TypedDict):
     keywords: list[str]
     filing: NotRequired[FilingFacts]
     """Issuer, form and fiscal period of a filing (absent in libraries built before them)."""
+    printed_title: NotRequired[str]
+    """The title as the first page prints it, where ``title`` names a filing by its facts
+    ("FORM 10-K" → "3M Company — 10-K, fiscal 2022")."""
 
 
 class VerificationReport(TypedDict):

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,7 +43,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ingest.filing import AskedPeriod, asked_period
 from store.catalog import Catalog
 from store.search_engine import (
     BoolArray,
@@ -57,6 +55,7 @@ from store.search_engine import (
 )
 from store.settings import GateSettings
 from store.snapshot import FloatArray, IntArray, SparseQuery
+from tools.filings import FilingFilter, filing_label, period_order
 
 Floats = NDArray[np.floating[Any]]
 
@@ -84,6 +83,7 @@ class SearchHit:
     matching_sections: list[dict[str, Any]] = field(default_factory=list)
     weak: bool = False  # below the post-fusion gate: shown after the results that pass it
     filing: str = ""  # a filing's form and fiscal period ("10-K FY2019"); "" for other documents
+    issuer: str = ""  # a filing's issuer ("NIKE, Inc."); "" for other documents
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with scores rounded (more digits only cost tokens)."""
@@ -416,6 +416,7 @@ class DocumentSearch:
             total_pages=info.total_pages,
             description=str(meta.get("description") or ""),
             filing=filing_label(meta.get("filing")),
+            issuer=str((meta.get("filing") or {}).get("issuer") or ""),
             score=score,
             dense=None if math.isnan(dense) else dense,
             bm25=None if math.isnan(bm25) else bm25,
@@ -450,119 +451,3 @@ class DocumentSearch:
 
 def _blank_to_none(value: str | None) -> str | None:
     return (value.strip() or None) if value is not None else None
-
-
-def filing_label(facts: Mapping[str, Any] | None) -> str:
-    """ "10-K FY2019", "10-Q Q2 FY2024", "8-K 2022-05-20"; "" for other documents."""
-    if not facts or not facts.get("form"):
-        return ""
-    if facts["form"] == "8-K" or not facts.get("fiscal_year"):
-        return f"{facts['form']} {facts.get('period_end') or ''}".strip()
-    quarter = f"Q{facts['fiscal_quarter']} " if facts.get("fiscal_quarter") else ""
-    return f"{facts['form']} {quarter}FY{facts['fiscal_year']}"
-
-
-@dataclass(frozen=True)
-class FilingFilter:
-    """Only the filings of an issuer (name words or ticker), a form, a fiscal year or quarter;
-    with any of them set, other documents are left out."""
-
-    issuer: str | None = None
-    form: str | None = None
-    fiscal_year: int | None = None
-    fiscal_quarter: int | None = None
-
-    @property
-    def active(self) -> bool:
-        conditions = (self.issuer, self.form, self.fiscal_year, self.fiscal_quarter)
-        return any(condition is not None for condition in conditions)
-
-    def admits(self, facts: Mapping[str, Any]) -> bool:
-        """Whether a document's filing facts pass every condition set."""
-        if not facts.get("form"):
-            return False
-        if self.issuer is not None and not issuer_matches(self.issuer, facts):
-            return False
-        if self.form is not None and str(facts["form"]).lower() != self.form.lower():
-            return False
-        if self.fiscal_year is not None and facts.get("fiscal_year") != self.fiscal_year:
-            return False
-        return self.fiscal_quarter is None or facts.get("fiscal_quarter") == self.fiscal_quarter
-
-
-def issuer_matches(wanted: str, facts: Mapping[str, Any]) -> bool:
-    """A name whose words are all in the issuer's ("best buy" for "BEST BUY CO., INC."), or
-    its ticker."""
-    ticker = str(facts.get("ticker") or "")
-    if ticker and wanted.strip().upper() == ticker:
-        return True
-    asked, issuer = issuer_key(wanted), issuer_key(facts.get("issuer"))
-    return bool(asked and issuer) and set(str(asked).split()) <= set(str(issuer).split())
-
-
-# -- fiscal periods --------------------------------------------------------------------------------
-ENTITY_WORDS = frozenset(
-    {"inc", "incorporated", "corp", "corporation", "co", "company", "ltd", "plc", "llc", "the"}
-)
-
-
-def issuer_key(issuer: str | None) -> str | None:
-    """An issuer's name as every filing of it prints it, near enough ("BEST BUY CO., INC." and
-    "Best Buy Co., Inc." are one issuer; "NIKE, Inc." and "NIKE Inc" too)."""
-    words = re.findall(r"[a-z0-9]+", (issuer or "").lower())
-    kept = [word for word in words if word not in ENTITY_WORDS]
-    return " ".join(kept) or None
-
-
-def names_issuer(question: str, facts: Mapping[str, Any]) -> bool:
-    """Whether a question names a filing's issuer (its name's words, or its ticker)."""
-    words = set(re.findall(r"[a-z0-9]+", question.lower()))
-    key = issuer_key(facts.get("issuer"))
-    if key and set(key.split()) <= words:
-        return True
-    ticker = facts.get("ticker")
-    return bool(ticker) and re.search(rf"\b{re.escape(str(ticker))}\b", question) is not None
-
-
-def period_rank(facts: Mapping[str, Any], asked: AskedPeriod) -> int:
-    """0: the filing of exactly the asked period (its quarter's 10-Q, or for a year its annual
-    report); 1: another filing of the asked fiscal year; 2: any other period."""
-    if facts.get("fiscal_year") != asked["fiscal_year"]:
-        return 2
-    if asked["fiscal_quarter"] is not None:
-        return 0 if facts.get("fiscal_quarter") == asked["fiscal_quarter"] else 1
-    return 0 if facts.get("form") in ANNUAL_FORMS else 1
-
-
-ANNUAL_FORMS = frozenset({"10-K", "20-F"})
-
-
-def period_order(
-    hits: list[SearchHit], question: str, facts_of: Callable[[str], Mapping[str, Any]]
-) -> list[SearchHit]:
-    """Among the results of one issuer, the filings of the period the question names first.
-
-    A question naming a period ("FY2018", "Q2 of FY2024") is about one filing, and the same
-    company's other filings match its words as well (each reports the years before it too).
-    So the places the issuer's filings hold in the ranking are refilled with them in the order
-    exact period, same fiscal year, other; every other result keeps its place, and nothing is
-    dropped: a comparative figure in a later filing is still there, just after. A question
-    that names a period but none of the issuers found is ordered the same way across all the
-    filings found: the period is then all it says about which one it means.
-    """
-    asked = asked_period(question)
-    if asked is None:
-        return hits
-    facts = [facts_of(hit.doc_id) for hit in hits]
-    named = any(names_issuer(question, fact) for fact in facts if fact.get("form"))
-    places: dict[str, list[int]] = {}
-    for position, fact in enumerate(facts):
-        key = issuer_key(fact.get("issuer")) if fact.get("form") else None
-        if key is not None:
-            places.setdefault(key if named else "", []).append(position)
-    ordered = list(hits)
-    for positions in places.values():
-        ranked = sorted(positions, key=lambda p: (period_rank(facts[p], asked), p))
-        for place, position in zip(positions, ranked, strict=True):
-            ordered[place] = hits[position]
-    return ordered

@@ -21,10 +21,11 @@ from store.search_engine import SearchFilters, engine_for
 from store.settings import GateSettings
 from store.types import MIN_PREFIX, InvalidDocId, checked_doc_id
 from tools import formatting, schemas
+from tools.filings import FilingFilter
 from tools.pages import rank_pages, rank_sections, scores_of
 from tools.results import Tool, ToolResult, failure
 from tools.schemas import MAX_PAGES_PER_CALL, TOOL_SCHEMAS, TOOLS, ToolArgs
-from tools.search import DocumentSearch, FilingFilter
+from tools.search import DocumentSearch
 
 FILTER_KEYS = ("year_min", "year_max", "journal", "author")
 IMAGE_MIME = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}

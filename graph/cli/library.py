@@ -22,13 +22,13 @@ from graph.cli.common import (
 )
 from ingest.context import IngestContext
 from ingest.errors import OcrUnavailableError
+from ingest.filing import period_words
 from ingest.pdf.ocr import require_tesseract
 from store.catalog import open_catalog
 from store.check import CheckReport, check_library
 from store.library import DamagedFile, Library
 from store.types import MIN_PREFIX
 from tools.formatting import node_page_label, ocr_mark
-from tools.search import filing_label
 
 
 # -- ingest ------------------------------------------------------------------------------
@@ -79,6 +79,7 @@ def _print_ingest_summary(summary: dict[str, Any]) -> None:
 # -- docs / tree / remove ---------------------------------------------------------------------
 # What `vectree docs` shows of each manifest; ``structure`` is the method that made the tree
 # (outline, toc, headings, llm or supplied).
+ISSUER_WIDTH = 24
 DOCS_FIELDS = ("doc_id", "title", "pages", "nodes", "structure", "verification_rate", "source")
 
 
@@ -96,13 +97,16 @@ def cmd_docs(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(
         f"{'doc_id':16}  {'pages':>5}  {'nodes':>5}  {'structure':9}  {'verified':>8}  "
-        f"{'filing':14}  title"
+        f"{'issuer':{ISSUER_WIDTH}}  {'form':16}  {'period':15}  title"
     )
     for r in records:
         rate = "n/a" if r["verification_rate"] is None else f"{r['verification_rate']:.2f}"
+        facts = r["filing"] or {}
+        issuer = (facts.get("issuer") or "")[:ISSUER_WIDTH]
         print(
             f"{r['doc_id']:16}  {r['pages']:>5}  {r['nodes']:>5}  {r['structure'] or '?':9}  "
-            f"{rate:>8}  {filing_label(r['filing']):14}  {r['title'][:70]}"
+            f"{rate:>8}  {issuer:{ISSUER_WIDTH}}  {facts.get('form') or '':16}  "
+            f"{period_words(facts) if facts.get('form') else '':15}  {r['title'][:70]}"
         )
     print(f"{len(records)} documents, {sum(r['pages'] for r in records)} pages")
     return EXIT_OK

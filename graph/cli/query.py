@@ -162,7 +162,8 @@ def cmd_threads(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from tools.search import DocumentSearch, FilingFilter
+    from tools.filings import FilingFilter
+    from tools.search import DocumentSearch
 
     catalog = open_catalog(library_of(args).root)
     hits = [

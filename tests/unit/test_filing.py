@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ingest.filing import NO_FACTS, asked_period, filing_facts
+from ingest.filing import NO_FACTS, filing_facts, filing_title
+from tools.filings import FilingFilter, asked_period, issuer_key, names_issuer, period_order
 from tools.schemas import search_documents
-from tools.search import FilingFilter, SearchHit, issuer_key, period_order
+from tools.search import SearchHit
 
 COVER_10K = """**UNITED STATES**
 **SECURITIES AND EXCHANGE COMMISSION**
@@ -30,7 +31,7 @@ Indicate by check mark if the registrant is a well-known seasoned issuer. Yes No
 
 def test_a_10k_cover_gives_issuer_ticker_form_and_period() -> None:
     assert filing_facts([COVER_10K, "Fiscal 2023 was a year of change."]) == {
-        "issuer": "BEST BUY CO., INC.",
+        "issuer": "Best Buy Co., Inc.",  # capitals as words, legal forms kept
         "ticker": "BBY",
         "form": "10-K",
         "period_end": "2023-01-28",
@@ -62,6 +63,7 @@ def test_a_10q_takes_the_quarter_it_names_most_else_the_calendar_quarter() -> No
 
 def test_an_8k_is_dated_by_its_report() -> None:
     cover = (
+        "SECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n"
         "FORM 8-K\nCURRENT REPORT\nDate of report (Date of earliest event reported): May\n"
         "20, 2022 (May 18, 2022)\nFoot Locker, Inc.\n(Exact name of registrant as specified "
         "in charter)\n"
@@ -76,10 +78,11 @@ def test_an_8k_is_dated_by_its_report() -> None:
 
 def test_a_cover_without_the_registrant_caption_names_the_line_after_the_file_number() -> None:
     cover = (
-        "FORM 10-K\nFor the Fiscal Year Ended June 30, 2016\nCommission File Number 001-37845\n"
-        " \nMICROSOFT CORPORATION\nWASHINGTON\n"
+        "UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 10-K\nFor the Fiscal Year Ended "
+        "June 30, 2016\nCommission File Number 001-37845\n \nMICROSOFT CORPORATION\nWASHINGTON\n"
     )
-    assert filing_facts([cover])["issuer"] == "MICROSOFT CORPORATION"
+    body = "Microsoft Corporation develops software. MICROSOFT CORPORATION"
+    assert filing_facts([cover, body])["issuer"] == "Microsoft Corporation"  # as it prints it
 
 
 def test_other_documents_get_no_facts() -> None:
@@ -171,7 +174,7 @@ def test_an_earnings_release_is_known_by_its_headline() -> None:
         "fiscal quarter ended December 28, 2024."
     )
     assert filing_facts([page]) == {
-        "issuer": "THE WALT DISNEY COMPANY",
+        "issuer": "The Walt Disney Company",
         "ticker": None,
         "form": "earnings release",
         "period_end": "2024-12-28",
@@ -197,3 +200,86 @@ def test_the_models_filing_filters_are_validated() -> None:
     with pytest.raises(ValidationError, match="less than or equal to 4"):
         search_documents(query="revenue", fiscal_quarter=5)
     assert search_documents(query="revenue", issuer="Nike", fiscal_year=2019).fiscal_year == 2019
+
+
+SEC = "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n"
+
+
+def test_a_release_that_mentions_a_form_is_still_a_release() -> None:
+    """PepsiCo's first-quarter release names its Form 10-Q; it is not one."""
+    page = (
+        "PepsiCo Reports First-Quarter 2023 Results; Raises Full-Year Outlook\n"
+        "PURCHASE, N.Y. - April 25, 2023 - for the quarter ended March 25, 2023. Our Form 10-Q "
+        "for the quarter will be filed with the Securities and Exchange Commission."
+    )
+    facts = filing_facts([page])
+    assert (facts["issuer"], facts["form"]) == ("PepsiCo", "earnings release")
+    assert (facts["fiscal_year"], facts["fiscal_quarter"], facts["period_end"]) == (
+        2023,
+        1,
+        "2023-03-25",
+    )
+
+
+def test_an_8k_takes_the_period_of_the_release_it_furnishes() -> None:
+    cover = SEC + "FORM 8-K\nDate of Report (Date of earliest event reported): February 1, 2023\n"
+    cover += "AMCOR\nPLC\n(Exact name of registrant as specified in its charter)\n"
+    release = (
+        "Exhibit 99.1\nAmcor reports second quarter fiscal 2023 results\n"
+        "Amcor plc today reported results for the quarter ended December 31, 2022."
+    )
+    facts = filing_facts([cover, release])
+    assert facts["issuer"] == "Amcor plc"  # the legal form on its own line, as the text sets it
+    assert (facts["form"], facts["fiscal_year"], facts["fiscal_quarter"]) == ("8-K", 2023, 2)
+    assert facts["period_end"] == "2022-12-31"
+
+
+def test_a_registrants_name_is_not_its_file_number_nor_split_small_capitals() -> None:
+    coca_cola = SEC + (
+        "FORM 10-K\nFor the fiscal year ended December 31, 2022\nTHE COCA-COLA COMPANY\n"
+        "Commission File Number 001-02217\n(Exact name of Registrant as specified in its charter)"
+    )
+    assert filing_facts([coca_cola, "The Coca-Cola Company"])["issuer"] == "The Coca-Cola Company"
+    mgm = SEC + (
+        "FORM 10-K\nFor the fiscal year ended December 31, 2022\nMGM R ESORTS I NTERNATIONAL\n"
+        "(Exact name of registrant as specified in its charter)"
+    )
+    assert filing_facts([mgm, "Casino resorts for international guests."])["issuer"] == (
+        "MGM Resorts International"
+    )
+
+
+def test_a_filing_is_titled_by_issuer_form_and_period() -> None:
+    assert filing_title(filing_facts([COVER_10K])) == "Best Buy Co., Inc. — 10-K, fiscal 2023"
+    quarter = {**NO_FACTS, "issuer": "Amcor plc", "form": "10-Q", "fiscal_year": 2023}
+    assert filing_title({**quarter, "fiscal_quarter": 2}) == "Amcor plc — 10-Q, Q2 fiscal 2023"
+    report = {**NO_FACTS, "issuer": "Foot Locker, Inc.", "form": "8-K", "period_end": "2022-05-20"}
+    assert filing_title({**report, "fiscal_year": 2022}) == "Foot Locker, Inc. — 8-K, May 20, 2022"
+    assert filing_title(NO_FACTS) is None
+    assert filing_title({**quarter, "issuer": None}) is None  # no name to give it
+
+
+def test_without_a_period_the_issuers_latest_annual_report_comes_first() -> None:
+    ranked = ["amcor-8k", "amcor-release", "paper", "amcor-10k-2022", "amcor-10k-2023"]
+    facts = {
+        "amcor-8k": {"issuer": "Amcor plc", "form": "8-K", "fiscal_year": 2023},
+        "amcor-release": {"issuer": "Amcor plc", "form": "earnings release", "fiscal_year": 2023},
+        "paper": {},
+        "amcor-10k-2022": {"issuer": "Amcor plc", "form": "10-K", "fiscal_year": 2022},
+        "amcor-10k-2023": {"issuer": "Amcor plc", "form": "10-K", "fiscal_year": 2023},
+    }
+    hits = period_order([hit(d) for d in ranked], "What industry is AMCOR in?", facts.__getitem__)
+    assert [h.doc_id for h in hits] == [
+        "amcor-10k-2023",
+        "amcor-10k-2022",
+        "paper",  # every other result keeps its place
+        "amcor-8k",
+        "amcor-release",
+    ]
+
+
+def test_a_name_is_named_by_its_first_word_written_as_a_name() -> None:
+    adobe = {"issuer": "Adobe Systems Incorporated", "form": "10-K"}
+    assert names_issuer("Adobe's FY2015 operating margin?", adobe)
+    assert not names_issuer("adobe bricks", adobe)
+    assert not names_issuer("Best practices", {"issuer": "Best Buy Co., Inc.", "form": "10-K"})
