@@ -21,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graph.extractive import extractive_answer
 from store.text import SKIP_SECTIONS
+from tools.filings import asked_period, same_issuer
 from tools.formatting import author_label
 from tools.pages import page_score, pages_to_read
 from tools.relevance import relevance
@@ -131,8 +132,7 @@ class NavigatorChatModel(BaseChatModel):
             if not hits:
                 return AIMessage(content=NO_DOCUMENTS)
             return self._calls(
-                view,
-                [("get_document_tree", {"doc_id": h["doc_id"]}) for h in hits[: self.docs_to_open]],
+                view, [("get_document_tree", {"doc_id": d}) for d in self._to_open(view, hits)]
             )
         if not view.called("search_within_paper"):
             query: dict[str, Any] = {"query": view.question, "limit": WITHIN_SECTIONS}
@@ -142,6 +142,16 @@ class NavigatorChatModel(BaseChatModel):
         if not plan:
             return AIMessage(content=self._answer(view))
         return self._calls(view, [("get_page_content", {"doc_id": d, "pages": p}) for d, p in plan])
+
+    def _to_open(self, view: Conversation, hits: list[dict[str, Any]]) -> list[str]:
+        """The best ``docs_to_open`` results, less the first one's issuer's other filings when
+        the question names a period: search has put the filing of that period first among
+        them (``tools.filings.period_order``), and the others report other periods, whose
+        statements match the same words."""
+        first, *others = hits[: self.docs_to_open]
+        if asked_period(view.question) is not None and first.get("issuer"):
+            others = [h for h in others if not same_issuer(first["issuer"], h.get("issuer"))]
+        return [first["doc_id"], *(h["doc_id"] for h in others)]
 
     def _opened(self, view: Conversation) -> list[str]:
         """The documents to search within: the opened trees, or, when every tree came in the
