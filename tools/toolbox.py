@@ -76,15 +76,24 @@ HANDLERS: dict[str, Handler] = {}
 def handles(schema: type[ToolArgs]) -> Callable[[Handler], Handler]:
     """Mark a Toolbox method as the handler of the tool ``schema`` declares.
 
-    A damaged document's file is answered as an error naming it, like any misuse, so the run
-    goes on with the other documents.
+    A tool that names a document gets it as a visible doc id (a unique prefix resolved), or the
+    model gets an error saying how to find one, before the handler runs. A damaged document's
+    file is answered as an error naming it, like any misuse, so the run goes on with the other
+    documents.
     """
+
+    names_a_document = "doc_id" in schema.model_fields
 
     def register(method: Handler) -> Handler:
         @wraps(method)
-        def run(*args: Any, **kwargs: Any) -> ToolResult:
+        def run(toolbox: Toolbox, **kwargs: Any) -> ToolResult:
             try:
-                return method(*args, **kwargs)
+                if names_a_document:
+                    known = toolbox.known_doc(kwargs["doc_id"])
+                    if isinstance(known, ToolResult):
+                        return known
+                    kwargs["doc_id"] = known
+                return method(toolbox, **kwargs)
             except DamagedFile as exc:
                 return failure(f"{exc}. Use another document.")
 
@@ -132,7 +141,7 @@ class Toolbox:
         takes itself, not a model's call: those go through the tool engine)."""
         return HANDLERS[name](self, **args)
 
-    def _known_doc(self, doc_id: str) -> str | ToolResult:
+    def known_doc(self, doc_id: str) -> str | ToolResult:
         """A visible doc id, or an error naming how to get a valid one."""
         try:
             checked_doc_id(doc_id)
@@ -192,51 +201,42 @@ class Toolbox:
 
     @handles(schemas.get_paper_metadata)
     def _get_paper_metadata(self, doc_id: str) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        meta = self.library.metadata(known)
-        tree = self.library.tree(known)
-        pages = self.library.record(known)["pages"]
+        meta = self.library.metadata(doc_id)
+        tree = self.library.tree(doc_id)
+        pages = self.library.record(doc_id)["pages"]
         sections = [_node_ref(n) for n in tree]
         return ToolResult(
-            content=formatting.metadata_text(known, meta, tree, pages),
+            content=formatting.metadata_text(doc_id, meta, tree, pages),
             artifact={
-                "doc_id": known,
+                "doc_id": doc_id,
                 "metadata": dict(meta),
                 "total_pages": pages,
                 "sections": sections,
             },
-            doc_id=known,
+            doc_id=doc_id,
         )
 
     # -- layer 1 ---------------------------------------------------------------------------
     @handles(schemas.get_document_tree)
     def _get_document_tree(self, doc_id: str) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        record = self.library.record(known)
-        tree = self.library.tree(known)
-        header = f"{record['title']} ({known}, {record['pages']} pages)"
+        record = self.library.record(doc_id)
+        tree = self.library.tree(doc_id)
+        header = f"{record['title']} ({doc_id}, {record['pages']} pages)"
         lines = formatting.tree_lines(tree)
         return ToolResult(
             content="\n".join([header, *lines]),
             artifact={
-                "doc_id": known,
+                "doc_id": doc_id,
                 "title": record["title"],
                 "total_pages": record["pages"],
                 "nodes": _flat_nodes(tree),
             },
-            doc_id=known,
+            doc_id=doc_id,
         )
 
     @handles(schemas.search_within_paper)
     def _search_within_paper(self, doc_id: str, query: str, limit: int) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        tree, pages = self.library.tree(known), self.library.pages(known)
+        tree, pages = self.library.tree(doc_id), self.library.pages(doc_id)
         embed = self.catalog.index.embed_dense
         sections_ranked = rank_sections(query, tree, pages, embed)
         best = [node for node, _ in sections_ranked[:limit]]
@@ -254,17 +254,14 @@ class Toolbox:
             lines.append(f"Best pages (text, meaning and section): {listed}")
         return ToolResult(
             content="\n".join(lines) or "No sections.",
-            artifact={"doc_id": known, "sections": sections, "pages": top_pages},
-            doc_id=known,
+            artifact={"doc_id": doc_id, "sections": sections, "pages": top_pages},
+            doc_id=doc_id,
         )
 
     # -- layer 2 ---------------------------------------------------------------------------
     @handles(schemas.get_page_content)
     def _get_page_content(self, doc_id: str, pages: list[int]) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        total = self.library.record(known)["pages"]
+        total = self.library.record(doc_id)["pages"]
         wanted = list(dict.fromkeys(pages))
         if not wanted:
             return failure("pages is empty; give 1-based page numbers such as [3, 4].")
@@ -276,62 +273,56 @@ class Toolbox:
         outside = [p for p in wanted if not 1 <= p <= total]
         if outside:
             return failure(
-                f"document {known} has pages 1-{total}; page(s) "
+                f"document {doc_id} has pages 1-{total}; page(s) "
                 f"{', '.join(map(str, outside))} do not exist."
             )
-        records = self.library.page_records(known)
+        records = self.library.page_records(doc_id)
         body = [
-            f"=== {known} p.{p}{formatting.ocr_mark(records[p - 1].get('ocr', False))} ===\n"
+            f"=== {doc_id} p.{p}{formatting.ocr_mark(records[p - 1].get('ocr', False))} ===\n"
             f"{quoted_page(records[p - 1]['text'])}"
             for p in wanted
         ]
         return ToolResult(
             content="\n\n".join(body),
-            artifact={"doc_id": known, "pages": [dict(records[p - 1]) for p in wanted]},
+            artifact={"doc_id": doc_id, "pages": [dict(records[p - 1]) for p in wanted]},
             pages=wanted,
-            doc_id=known,
+            doc_id=doc_id,
         )
 
     @handles(schemas.list_images)
     def _list_images(self, doc_id: str, pages: list[int] | None) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        images = [i for i in self.library.images(known) if pages is None or i["page"] in pages]
+        images = [i for i in self.library.images(doc_id) if pages is None or i["page"] in pages]
         lines = [f"{i['name']} (p.{i['page']}, {i['width']}x{i['height']})" for i in images]
         return ToolResult(
             content="\n".join(lines) or "No images.",
-            artifact={"doc_id": known, "images": [dict(i) for i in images]},
-            doc_id=known,
+            artifact={"doc_id": doc_id, "images": [dict(i) for i in images]},
+            doc_id=doc_id,
         )
 
     @handles(schemas.get_page_image)
     def _get_page_image(self, doc_id: str, image: str) -> ToolResult:
-        known = self._known_doc(doc_id)
-        if isinstance(known, ToolResult):
-            return known
-        listed = {i["name"]: i for i in self.library.images(known)}
+        listed = {i["name"]: i for i in self.library.images(doc_id)}
         if image not in listed:
             names = ", ".join(list(listed)[:8]) or "none"
             return failure(
-                f"no image {image!r} in document {known}; use a name from list_images ({names})."
+                f"no image {image!r} in document {doc_id}; use a name from list_images ({names})."
             )
-        folder = (self.library.doc_dir(known) / "images").resolve()
+        folder = (self.library.doc_dir(doc_id) / "images").resolve()
         path = (folder / image).resolve()
         if path.parent != folder or not path.is_file():
-            return failure(f"image {image!r} is not inside document {known}'s image folder.")
+            return failure(f"image {image!r} is not inside document {doc_id}'s image folder.")
         entry = listed[image]
         mime = IMAGE_MIME.get(path.suffix.lower().lstrip("."), "application/octet-stream")
         data = base64.b64encode(path.read_bytes()).decode()
-        caption = f"Image {image} from {known}, page {entry['page']}."
+        caption = f"Image {image} from {doc_id}, page {entry['page']}."
         return ToolResult(
             content=[
                 {"type": "text", "text": caption},
                 {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}},
             ],
-            artifact={"doc_id": known, "image": image, "page": entry["page"]},
+            artifact={"doc_id": doc_id, "image": image, "page": entry["page"]},
             pages=[entry["page"]],
-            doc_id=known,
+            doc_id=doc_id,
         )
 
 
