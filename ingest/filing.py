@@ -112,11 +112,11 @@ def filing_facts(pages: list[str]) -> FilingFacts:
     other document."""
     cover = plain_lines(pages[:PAGES_READ])
     flat = " ".join(cover.split())
-    labels = " ".join(plain_lines(pages[:PAGES_FOR_LABELS]).split())
-    released = release_facts(plain_lines(pages[:1]), labels)
+    released = release_facts(pages)
     kind = _cover_form(flat)
     if kind is None or released["form"]:
         return released
+    labels = _labels(pages)
     if kind == "8-K":
         return _current_report(pages, cover, flat, labels)
     ended = PERIOD_END.search(flat)
@@ -137,21 +137,21 @@ def filing_facts(pages: list[str]) -> FilingFacts:
 
 def _current_report(pages: list[str], cover: str, flat: str, labels: str) -> FilingFacts:
     """An 8-K: the period of the earnings release it furnishes, else its date of report."""
-    issuer = _issuer(cover, labels)
-    for page in pages[:PAGES_FOR_EXHIBITS]:
-        reported = release_facts(plain_lines([page]), labels)
+    issuer, ticker = _issuer(cover, labels), _ticker(cover)
+    for at in range(1, min(len(pages), PAGES_FOR_EXHIBITS)):  # page 1 is the cover
+        reported = release_facts(pages, at)
         if reported["fiscal_year"] is not None:
             return {
                 **reported,
                 "issuer": issuer or reported["issuer"],
                 "form": "8-K",
-                "ticker": _ticker(cover),
+                "ticker": ticker,
             }
     dated = REPORT_DATE.search(flat)
     reported_on = _date(dated) if dated else None
     return FilingFacts(
         issuer=issuer,
-        ticker=_ticker(cover),
+        ticker=ticker,
         form="8-K",
         period_end=reported_on.isoformat() if reported_on else None,
         fiscal_year=reported_on.year if reported_on else None,
@@ -169,16 +169,25 @@ def _cover_form(flat: str) -> str | None:
     return None
 
 
-def release_facts(page: str, text: str) -> FilingFacts:
-    """An earnings release's facts from its headline ("THE WALT DISNEY COMPANY REPORTS FIRST
-    QUARTER EARNINGS FOR FISCAL 2025", "PepsiCo Reports First-Quarter 2023 Results"), or
-    ``NO_FACTS`` when the page has none."""
+def release_facts(pages: list[str], at: int = 0) -> FilingFacts:
+    """An earnings release's facts from the headline on page ``at`` ("THE WALT DISNEY COMPANY
+    REPORTS FIRST QUARTER EARNINGS FOR FISCAL 2025", "PepsiCo Reports First-Quarter 2023
+    Results"), or ``NO_FACTS`` when the page has none."""
+    if at >= len(pages):
+        return NO_FACTS
+    page = plain_lines([pages[at]])
     lines = [" ".join(line.split()) for line in page.splitlines() if line.strip()]
-    for at in range(min(len(lines), HEADLINE_LINES)):
-        headline = HEADLINE.match(" ".join(lines[at : at + 2]))
+    for first in range(min(len(lines), HEADLINE_LINES)):
+        headline = HEADLINE.match(" ".join(lines[first : first + 2]))
         if headline and HEADLINE_RESULTS.search(headline.group("rest")):
-            return _release(headline, " ".join(" ".join(lines).split()), text)
+            return _release(headline, " ".join(lines), _labels(pages))
     return NO_FACTS
+
+
+def _labels(pages: list[str]) -> str:
+    """The text searched for the filing's own fiscal labels and name spellings, flattened
+    (read only once a document is known to be a filing or a release)."""
+    return " ".join(plain_lines(pages[:PAGES_FOR_LABELS]).split())
 
 
 def _release(headline: re.Match[str], page: str, text: str) -> FilingFacts:
@@ -274,15 +283,7 @@ def issuer_name(name: str, text: str) -> str:
     ESORTS" → "MGM RESORTS"), and a name set in capitals given the mixed case the filing
     itself uses for it most, else capitalised word by word (legal forms kept)."""
     name = re.sub(r"\s+([.,])", r"\1", " ".join(name.split()))
-    words = set(re.findall(r"[a-z]+", text.lower()))
-    name = SMALL_CAPS_SPLIT.sub(
-        lambda m: (
-            m.group(0)
-            if (m["initial"] + m["rest"]).lower() not in words
-            else m["initial"] + m["rest"]
-        ),
-        name,
-    )
+    name = _mend_small_caps(name, set(re.findall(r"[a-z]+", text.lower())))
     if any(c.islower() for c in name):
         return name
     return _printed_case(name, text) or " ".join(_capitalised(word) for word in name.split())
