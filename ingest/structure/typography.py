@@ -304,9 +304,20 @@ def looks_like_heading(line: Line, body: float) -> bool:
         return False
     if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False
-    if text.endswith((",", ";")) or (text.endswith(".") and len(text.split()) > 8):
+    if text.endswith((",", ";")) or (_sentence_end(line) and len(text.split()) > 8):
         return False
     larger = line.size >= body + 0.8
     if larger and line.size < body * 3:
         return True
     return line.bold and line.size >= body * 0.85 and (line.block_lines == 1 or larger)
+
+
+def _sentence_end(line: Line) -> bool:
+    """A closing period marks a sentence, except after a form's item set in bold, whose
+    official wording ends in one ("Item 5.02. Departure of Directors or Certain Officers; …
+    Compensatory Arrangements of Certain Officers."). Other bold numbered lines ending in a
+    period are mostly requirements and list items ("3.3.4 Alert in the event of …")."""
+    if not line.text.endswith("."):
+        return False
+    numbering = parse_numbering(clean_title(line.text))
+    return not (line.bold and numbering is not None and numbering.scheme == "item")

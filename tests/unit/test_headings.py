@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ingest.structure.headings import entries_from_headings
+from ingest.structure.typography import Line, looks_like_heading
 from store.types import HeadingCandidate
 
 
@@ -213,3 +214,19 @@ def test_lines_of_a_contents_list_are_not_headings() -> None:
         ("1 Introduction", 2),
         ("2 Method", 3),
     ]
+
+
+def _typeset(text: str, bold: bool = True) -> Line:
+    return Line(page=2, text=text, size=9.0, bold=bold, y_frac=0.1, block_lines=1, chars=len(text))
+
+
+def test_a_form_item_in_bold_ending_in_a_period_is_a_heading_but_a_sentence_is_not() -> None:
+    item = (
+        "Item 5.02. Departure of Directors or Certain Officers; Election of Directors; "
+        "Appointment of Certain Officers; Compensatory Arrangements of Certain Officers."
+    )
+    assert looks_like_heading(_typeset(item), body=9.0)
+    assert not looks_like_heading(_typeset(item, bold=False), body=9.0)
+    # A bold numbered requirement or list item closing with a period stays a sentence.
+    requirement = "3.3.4 Alert in the event of an audit logging process failure and report it."
+    assert not looks_like_heading(_typeset(requirement), body=9.0)
