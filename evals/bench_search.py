@@ -81,7 +81,7 @@ from store.search_engine import (
     clear_engines,
     engine_for,
 )
-from store.snapshot import FloatArray, IntArray, SparseQuery
+from store.vectors import FloatArray, IntArray, SparseQuery
 from tools.search import DocumentSearch, document_scores, fuse, fused_order
 
 SECTIONS_PER_DOC = 8

@@ -45,7 +45,7 @@ from ingest.pipeline import ingest_paths
 from ingest.qasper import load_qasper, qasper_doc_id
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.settings import GateSettings
-from store.snapshot import SparseQuery
+from store.vectors import SparseQuery
 from tools.search import DocumentSearch
 
 QASPER_FILE = Path("../shared/data/qasper/qasper-test-v0.3.dev100.json")

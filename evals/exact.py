@@ -14,17 +14,8 @@ from typing import Any
 import numpy as np
 
 from store.catalog import Catalog
-from store.snapshot import (
-    BoolArray,
-    FloatArray,
-    IntArray,
-    Postings,
-    Rows,
-    SparseQuery,
-    build_postings,
-    cosine_scores,
-    unit_rows,
-)
+from store.snapshot import Postings, Rows, build_postings, cosine_scores, unit_rows
+from store.vectors import BoolArray, FloatArray, IntArray, SparseQuery
 
 
 @dataclass

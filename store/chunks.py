@@ -33,17 +33,9 @@ from store.catalog import Catalog
 from store.embeddings import token_offsets
 from store.index import COMMITTED, DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH, Client
 from store.library import read_json, write_json
-from store.snapshot import (
-    BoolArray,
-    FloatArray,
-    Postings,
-    Rows,
-    SparseQuery,
-    build_postings,
-    cosine_scores,
-    unit_rows,
-)
+from store.snapshot import Postings, Rows, build_postings, cosine_scores, unit_rows
 from store.types import TreeNode, walk
+from store.vectors import BoolArray, FloatArray, SparseQuery
 
 DENSE_CHUNK_TOKENS = 800
 DENSE_CHUNK_OVERLAP = 400

@@ -52,6 +52,8 @@ PAYLOAD_INDEXES = {
 COMMITTED, HIDDEN = 1, 0
 """Values of the ``committed`` payload flag."""
 Client = QdrantClient | EdgeClient
+# Points per scroll call when every point of a collection is read.
+SCROLL_PAGE = 1024
 
 
 class IndexMismatchError(RuntimeError):
@@ -365,19 +367,31 @@ class StructuralIndex:
         """The chosen payload fields of every point matching ``flt``, scrolled page by page."""
         if not self.client.collection_exists(self.collection):
             return
-        offset: Any = None
-        while True:
-            points, offset = self.client.scroll(
-                self.collection,
-                scroll_filter=flt,
-                limit=512,
-                offset=offset,
-                with_payload=fields,
-                with_vectors=False,
-            )
-            yield from (p.payload for p in points if p.payload)
-            if offset is None:
-                return
+        points = scroll_points(self.client, self.collection, flt, vectors=False, payload=fields)
+        yield from (p.payload for p in points if p.payload)
+
+
+def scroll_points(
+    client: Client,
+    collection: str,
+    flt: models.Filter | None,
+    vectors: bool,
+    payload: list[str] | bool = True,
+) -> Iterator[models.Record]:
+    """Every point matching ``flt``, page by page (a single scroll call is capped)."""
+    offset: Any = None
+    while True:
+        points, offset = client.scroll(
+            collection,
+            scroll_filter=flt,
+            limit=SCROLL_PAGE,
+            offset=offset,
+            with_payload=payload,
+            with_vectors=[DENSE, SPARSE] if vectors else False,
+        )
+        yield from points
+        if offset is None:
+            return
 
 
 def _match(field: str, value: Any) -> models.FieldCondition:

@@ -35,8 +35,8 @@ from numpy.typing import NDArray
 from qdrant_client import models
 
 from store.entry_map import EntryMap, EntryRef, entry_key, map_path, remove_other_versions
-from store.index import COMMITTED, DENSE, SPARSE, Client, point_id
-from store.snapshot import BoolArray, FloatArray, IntArray, SparseQuery, scroll_points
+from store.index import COMMITTED, DENSE, SPARSE, Client, point_id, scroll_points
+from store.vectors import BoolArray, FloatArray, IntArray, SparseQuery
 
 LOG = logging.getLogger(__name__)
 HNSW_EF = 256

@@ -10,7 +10,7 @@ vectors, and BM25 as Qdrant's IDF modifier times the stored term weights.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -18,26 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 from qdrant_client import models
 
-from store.index import COMMITTED, DENSE, SPARSE, Client
-
-FloatArray = NDArray[np.float32]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
-SCROLL_PAGE = 1024
-
-
-@dataclass(frozen=True)
-class SparseQuery:
-    """A BM25 query vector: term ids and their weights (fastembed gives 1.0 per term)."""
-
-    indices: IntArray
-    values: FloatArray
-
-    @classmethod
-    def from_vector(cls, vector: models.SparseVector) -> SparseQuery:
-        return cls(
-            np.asarray(vector.indices, dtype=np.int64), np.asarray(vector.values, dtype=np.float32)
-        )
+from store.index import COMMITTED, DENSE, SPARSE, Client, scroll_points
+from store.vectors import BoolArray, FloatArray, IntArray, SparseQuery
 
 
 def qdrant_idf(document_frequency: NDArray[Any], corpus_size: int) -> NDArray[np.float64]:
@@ -45,29 +27,6 @@ def qdrant_idf(document_frequency: NDArray[Any], corpus_size: int) -> NDArray[np
     (Edge and the server also count deleted points until their segment is vacuumed)."""
     df = np.asarray(document_frequency, dtype=np.float64)
     return np.log((corpus_size - df + 0.5) / (df + 0.5) + 1.0)
-
-
-def scroll_points(
-    client: Client,
-    collection: str,
-    flt: models.Filter | None,
-    vectors: bool,
-    payload: list[str] | bool = True,
-) -> Iterator[models.Record]:
-    """Every point matching ``flt``, page by page (a single scroll call is capped)."""
-    offset: Any = None
-    while True:
-        points, offset = client.scroll(
-            collection,
-            scroll_filter=flt,
-            limit=SCROLL_PAGE,
-            offset=offset,
-            with_payload=payload,
-            with_vectors=[DENSE, SPARSE] if vectors else False,
-        )
-        yield from points
-        if offset is None:
-            return
 
 
 @dataclass

@@ -14,7 +14,7 @@ import numpy as np
 
 from store.catalog import Catalog
 from store.chunks import Chunk, ChunkStore
-from store.snapshot import SparseQuery
+from store.vectors import SparseQuery
 from tools.search import rrf
 
 Method = Literal["hybrid", "dense"]

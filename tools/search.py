@@ -54,7 +54,7 @@ from store.search_engine import (
     engine_for,
 )
 from store.settings import GateSettings
-from store.snapshot import FloatArray, IntArray, SparseQuery
+from store.vectors import FloatArray, IntArray, SparseQuery
 from tools.filings import FilingFilter, filing_label, period_order
 
 Floats = NDArray[np.floating[Any]]

@@ -15,8 +15,8 @@ from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.edge import EdgeClient
+from store.index import scroll_points
 from store.search_engine import SearchEngine, clear_engines
-from store.snapshot import scroll_points
 from tests.conftest import PDF_DIR, require_shared_data
 from tools.search import DocumentSearch, SearchHit
 

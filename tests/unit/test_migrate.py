@@ -13,9 +13,9 @@ from qdrant_client import QdrantClient, models
 
 from graph.cli import main
 from store.catalog import Catalog, close_catalogs, open_catalog
+from store.index import scroll_points
 from store.migrate import BACKUP_DIR, LOCAL_DIR, PARTIAL_DIR
 from store.search_engine import clear_engines
-from store.snapshot import scroll_points
 from tests.unit.test_library_check import A, B, add_document
 from tools.search import DocumentSearch
 

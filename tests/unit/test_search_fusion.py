@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from store.completeness import IndexCounts
 from store.edge import EdgeClient
 from store.entry_map import EntryMap
-from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id
+from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id, scroll_points
 from store.library import Library
 from store.search_engine import (
     Candidates,
@@ -31,7 +31,8 @@ from store.search_engine import (
     engine_for,
 )
 from store.settings import IndexSettings
-from store.snapshot import Rows, SparseQuery, build_postings, qdrant_idf, scroll_points
+from store.snapshot import Rows, build_postings, qdrant_idf
+from store.vectors import SparseQuery
 from tools.search import (
     DocumentSearch,
     GateSettings,
