@@ -34,8 +34,10 @@ MIN_IMAGE_AREA_SHARE = 0.002
 MARKER_PAGE = re.compile(r"\{(\d+)\}-{10,}\n(.*?)(?=\n\{\d+\}-{10,}|\Z)", re.DOTALL)
 
 
-class ParsedPDF(TypedDict):
-    """Everything later nodes need from the PDF, as JSON-native values."""
+class ParsedPDF(TypedDict, total=False):
+    """Everything later nodes need from the PDF, as JSON-native values. ``parse_pdf`` sets every
+    key; none is required so that the ingestion state, which holds them only once the PDF is
+    parsed, declares them by extending this class."""
 
     pages: list[str]
     images: list[PageImage]

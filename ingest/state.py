@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from ingest.structure.layout import PageLayout
+from ingest.parse import ParsedPDF
 from store.entries import EmbeddedEntry
 from store.types import (
     DocumentMetadata,
-    HeadingCandidate,
-    PageImage,
     SectionEntry,
     TreeNode,
     VerificationReport,
@@ -31,20 +29,13 @@ class IngestInput(TypedDict, total=False):
     supplied: dict[str, Any]
 
 
-class IngestState(IngestInput, total=False):
-    """Everything the nodes pass along for one document."""
+class IngestState(IngestInput, ParsedPDF, total=False):
+    """Everything the nodes pass along for one document: what the caller gave, what parsing
+    read (:class:`ingest.parse.ParsedPDF`), and what the later nodes make of it."""
 
     status: Status
     error: str
     staging: str
-    pages: list[str]
-    images: list[PageImage]
-    outline: list[SectionEntry]
-    candidates: list[HeadingCandidate]
-    layout: PageLayout
-    pdf_metadata: dict[str, Any]
-    ocr_pages: list[int]
-    """1-based pages whose text OCR read (flagged in ``pages.jsonl`` and the tree)."""
     entries: list[SectionEntry]
     structure_method: str
     listing_spans: list[list[int]]
