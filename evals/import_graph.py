@@ -1,20 +1,24 @@
-"""The package import graph: which layer imports which, and whether any imports upward.
+"""The package import graph: which layer imports which, and whether any import runs back up.
 
 The packages form layers that read downward only::
 
-    store < ingest < tools < graph < evals < cli
+    store < ingest < tools < graph < evals
 
 ``store`` holds the shared record types, the library on disk and the index; ``ingest`` builds
-section trees into it; ``tools`` are what the agent calls; ``graph`` is the query agent and its
-trajectory tools; ``evals`` runs benchmarks through the agent; ``cli`` (``graph/cli/``, the
-``vectree`` command) sits on top of everything. A module may import its own layer and any
-layer below it, never one above. Every import counts, including those inside functions.
+section trees into it; ``tools`` are what the agent calls; ``graph`` is the query agent, its
+strategies, the server and the ``vectree`` command line (``graph/cli/``); ``evals`` runs
+benchmarks through the agent and adds its ``eval`` command to the CLI through an entry point. A
+module may import its own layer and any layer below it, never one above. Inside a package, a
+sub-package sits above the modules of its parent that it imports: one of those modules
+importing the sub-package back is an arrow back up too (``graph/context.py`` reading the
+strategy registry from ``graph/strategies/``, whose runners import ``graph/context.py``). Every
+import counts, including those inside functions.
 
     python -m evals.import_graph
 
-prints each package → package edge with its number of import statements (upward ones flagged),
-every import circle between modules (inside a package too), and the non-blank lines of Python
-per package; it exits 1 when an edge points upward or modules import each other in a circle.
+prints each package → package edge with its number of import statements, every arrow back up
+(upward edges and sub-package arrows), every import circle between modules (inside a package
+too), and the non-blank lines of Python per package; it exits 1 on any arrow back up or circle.
 A circle counts every import, deferred and type-only ones included: a circle that works only
 because one of its imports waits for a function call or a type checker breaks the day someone
 moves that import to the top.
@@ -28,9 +32,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-LAYERS = ("store", "ingest", "tools", "graph", "evals", "cli")
-PACKAGES = ("store", "ingest", "tools", "graph", "evals")
-CLI_PACKAGE = ("graph", "cli")
+LAYERS = ("store", "ingest", "tools", "graph", "evals")
 ROOT = Path(__file__).resolve().parents[1]
 
 Edge = tuple[str, str]
@@ -38,15 +40,13 @@ Edge = tuple[str, str]
 
 def layer_of(module: str) -> str | None:
     """The layer a dotted module name belongs to; None for modules outside the project."""
-    parts = tuple(module.split("."))
-    if parts[: len(CLI_PACKAGE)] == CLI_PACKAGE:
-        return "cli"
-    return parts[0] if parts[0] in LAYERS else None
+    top = module.split(".")[0]
+    return top if top in LAYERS else None
 
 
 def source_files(root: Path = ROOT) -> Iterator[tuple[str, Path]]:
     """Every Python file of the project packages with its dotted module name."""
-    for package in PACKAGES:
+    for package in LAYERS:
         for path in sorted((root / package).rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
@@ -151,6 +151,30 @@ def upward(edges: Counter[Edge]) -> list[Edge]:
     )
 
 
+def back_arrows(graph: dict[str, set[str]]) -> list[Edge]:
+    """(module, sub-package) pairs where a module imports a sub-package of its own package
+    that imports the module in turn: the sub-package builds on the module, so the module
+    reading from it runs back up (a registry kept inside the package of the runners that
+    import the registry's readers)."""
+    packages = {m for m in graph if any(other.startswith(m + ".") for other in graph)}
+    found: set[Edge] = set()
+    for module, targets in graph.items():
+        parent = module.rpartition(".")[0]
+        for target in targets:
+            if not parent or not target.startswith(parent + "."):
+                continue
+            sub = ".".join(target.split(".")[: parent.count(".") + 2])
+            if sub not in packages or _inside(module, sub):
+                continue
+            if any(_inside(m, sub) and module in graph[m] for m in graph):
+                found.add((module, sub))
+    return sorted(found)
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def lines_of_code(root: Path = ROOT) -> dict[str, int]:
     """Non-blank lines of the Python files of each layer."""
     lines = dict.fromkeys(LAYERS, 0)
@@ -170,7 +194,12 @@ def main() -> int:
         flag = "  UPWARD" if (source, target) in wrong else ""
         print(f"  {source:>6} → {target:<6} {edges[source, target]:>4}{flag}")
     print(f"{len(wrong)} upward edge(s)")
-    loops = circles(module_graph())
+    graph = module_graph()
+    back = back_arrows(graph)
+    for module, sub in back:
+        print(f"  back up: {module} → {sub} (which imports it)")
+    print(f"{len(back)} sub-package arrow(s) back up")
+    loops = circles(graph)
     for group in loops:
         print("  circle: " + " ↔ ".join(group))
     print(f"{len(loops)} import circle(s)")
@@ -179,7 +208,7 @@ def main() -> int:
     for layer, count in lines.items():
         print(f"  {layer:>6} {count:>7,}")
     print(f"  {'total':>6} {sum(lines.values()):>7,}")
-    return 1 if wrong or loops else 0
+    return 1 if wrong or back or loops else 0
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from evals.report import write_report
 from evals.scoring import QuestionContext, RunOutput, score_run
 from graph.agent import compile_agent
 from graph.context import AgentContext
-from graph.strategies import STRATEGIES
+from graph.registry import STRATEGIES
 from ingest.context import IngestContext
 from ingest.pipeline import default_workers, ingest_paths
 from store.catalog import open_catalog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graph.strategies import STRATEGY_HELP, STRATEGY_NAMES, strategy_spec
+from graph.registry import STRATEGY_HELP, STRATEGY_NAMES, strategy_spec
 from store.settings import LLMSettings, RunContext, served_context
 
 LIMITS: dict[str, tuple[int, int]] = {

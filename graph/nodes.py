@@ -26,8 +26,8 @@ from graph.extractive import extractive_answer
 from graph.inputs import InvalidInput, checked_request
 from graph.models import agent_model, configured_model
 from graph.recorder import Recorder
+from graph.registry import strategy_spec
 from graph.state import AgentState, RunStatus, status_text
-from graph.strategies import strategy_spec
 from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
 from store.catalog import open_catalog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from graph.strategies import strategy_spec
+from graph.registry import strategy_spec
 from store.search_engine import DocumentInfo
 from tools.formatting import CITATION_FORMAT
 

@@ -1,7 +1,8 @@
-"""The ``vectree`` command line, the top layer: it may import every package, evals included.
+"""The ``vectree`` command line, part of the agent's layer: it imports ``graph`` and below only.
 
 ``commands`` parses arguments and dispatches; ``library`` (ingest, docs, tree, remove),
-``query`` (ask, trace, threads, search), ``serve`` and ``benchmark`` (eval) hold the commands,
+``query`` (ask, trace, threads, search) and ``serve`` hold the commands; ``eval`` is added by
+the ``evals`` package through the ``vectree.commands`` entry point (``evals/command.py``);
 ``common`` what they share. ``main`` is the console script ``vectree``.
 """
 

@@ -11,10 +11,10 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import get_args
 
 from graph.api import RunFailedError
-from graph.cli.benchmark import add_eval_command
 from graph.cli.common import CommandError, checked_library, positive_int, report_error
 from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.local_model import cmd_local_model
@@ -22,7 +22,7 @@ from graph.cli.mcp_command import TRANSPORTS, cmd_mcp
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
 from graph.inputs import InvalidInput
-from graph.strategies import STRATEGY_NAMES
+from graph.registry import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES
 from ingest.parse import PARSERS
 from ingest.pdf.ocr import DEFAULT_LANGUAGE, OCR_MODES
@@ -36,6 +36,8 @@ from store.types import InvalidDocId
 from tools.schemas import FilingForm
 
 FILING_FORMS = get_args(FilingForm)
+COMMAND_PLUGINS = "vectree.commands"
+"""Entry-point group of sub-commands added by packages the CLI does not import."""
 NO_LIBRARY = frozenset({"eval", "local-model"})
 """Commands that work without a library folder (eval makes its own; a model server needs none)."""
 DEMO_QUESTION = "How many academic papers does the S2ORC corpus contain?"
@@ -241,8 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ingest_commands(command)
     _add_query_commands(command)
     _add_serve_command(command)
-    add_eval_command(command)
+    _add_plugin_commands(command)
     return parser
+
+
+def _add_plugin_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Commands that packages above the agent add through the ``vectree.commands`` entry point
+    (``evals`` adds ``eval``), so the CLI never imports them. A plug-in that fails to load
+    fails the command line: a missing command is never passed over in silence."""
+    for point in sorted(entry_points(group=COMMAND_PLUGINS), key=lambda p: p.name):
+        point.load()(command)
 
 
 def configure_logging(verbose: bool) -> None:

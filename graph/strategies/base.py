@@ -25,8 +25,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from graph import extractive
 from graph.context import AgentContext
 from graph.recorder import Recorder
+from graph.registry import declared
 from graph.state import RunStatus
-from graph.strategies import declared
 from graph.tool_engine import ToolEngine
 from store.catalog import Catalog
 from store.chat import ModelCallError, message_text, prompt_budget

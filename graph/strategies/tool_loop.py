@@ -37,8 +37,8 @@ from pydantic import BeforeValidator
 
 from graph.prompts import USE_TOOLS
 from graph.recorder import Recorder
+from graph.registry import declared
 from graph.state import RunStatus, Step
-from graph.strategies import declared
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
 from store.chat import ModelCallError, Usage, turn_purpose

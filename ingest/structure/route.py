@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 
 from ingest.errors import IngestError
-from ingest.llm import llm_contents_reader, llm_entries
+from ingest.llm import llm_entries
 from ingest.structure.contents import HEADING, ContentsStructure, entries_from_contents
+from ingest.structure.contents_llm import llm_contents_reader
 from ingest.structure.deepen import deepen
 from ingest.structure.headings import entries_from_headings
 from ingest.structure.layout import PageLayout

@@ -33,7 +33,7 @@ from graph.cli.local_model import (
     stop_local_model,
 )
 from graph.context import AgentContext
-from graph.strategies import STRATEGIES
+from graph.registry import STRATEGIES
 from graph.trajectory.checkpoints import sqlite_checkpointer, thread_values
 from ingest.context import IngestContext
 from ingest.graph import build_ingest_graph

@@ -16,7 +16,7 @@ from graph.agent import compile_agent
 from graph.citations import find_citations
 from graph.cli import main
 from graph.context import AgentContext
-from graph.strategies import STRATEGY_NAMES
+from graph.registry import STRATEGY_NAMES
 from ingest.summarise import clean_text
 from store.library import Library
 

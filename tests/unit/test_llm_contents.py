@@ -11,8 +11,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
 from ingest import prompts
-from ingest.llm import LLMOutputError, llm_contents_reader
+from ingest.llm import LLMOutputError
 from ingest.structure.contents import ContentsEntry
+from ingest.structure.contents_llm import llm_contents_reader
 from ingest.structure.numbering import parse_numbering
 from store.chat import JSON_REPAIRS, ModelReplyError
 

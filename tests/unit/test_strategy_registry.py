@@ -10,7 +10,7 @@ import pytest
 from graph.cli.commands import build_parser
 from graph.context import AgentContext
 from graph.prompts import system_prompt
-from graph.strategies import STRATEGY_HELP, STRATEGY_NAMES, STRATEGY_SPECS
+from graph.registry import STRATEGY_HELP, STRATEGY_NAMES, STRATEGY_SPECS
 from graph.strategies.base import runner
 from tools.schemas import TOOL_SCHEMAS
 
@@ -38,7 +38,7 @@ def test_cli_choices_and_context_values_come_from_the_registry() -> None:
 
 @pytest.mark.parametrize("spec", STRATEGY_SPECS, ids=lambda s: s.name)
 def test_each_declaration_is_consistent(spec: object) -> None:
-    from graph.strategies import StrategySpec
+    from graph.registry import StrategySpec
 
     assert isinstance(spec, StrategySpec)
     assert spec.disabled_tools <= set(TOOL_SCHEMAS)

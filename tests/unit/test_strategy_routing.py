@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from graph import nodes
 from graph.agent import compile_agent
 from graph.context import AgentContext
-from graph.strategies import STRATEGIES, STRATEGY_NAMES
+from graph.registry import STRATEGIES, STRATEGY_NAMES
 from graph.strategies.base import StrategyOutcome, StrategyRequest, needs_llm
 from tests.unit.test_agent_graph import DOC, ScriptedChatModel, call, library, run, tools_msg
 

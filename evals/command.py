@@ -1,4 +1,10 @@
-"""`vectree eval`: benchmark runs (QASPER, LitQA2, FinanceBench, MOSAIC format)."""
+"""`vectree eval`: benchmark runs (QASPER, LitQA2, FinanceBench, MOSAIC format).
+
+The command belongs to the evaluation package, which sits above the agent: it is added to the
+``vectree`` parser through the ``vectree.commands`` entry point (``pyproject.toml``), so the CLI,
+part of ``graph``, never imports ``evals``. The runner is imported when the command runs, so
+other commands do not pay for loading it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from graph.cli.common import EXIT_ERROR, EXIT_OK, positive_int, print_json
-from graph.strategies import STRATEGY_NAMES
+from graph.registry import STRATEGY_NAMES
 from ingest.pipeline import default_workers
 
 SUMMARY_METRICS = (
@@ -29,6 +35,7 @@ EVAL_HELP = (
 
 
 def add_eval_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Add ``eval`` to the ``vectree`` parser (``command`` adds a sub-command)."""
     from evals.run import DATASETS, SETTINGS
 
     ev = command("eval", cmd_eval, EVAL_HELP)
