@@ -31,7 +31,8 @@ from qdrant_client import models
 
 from store.catalog import Catalog
 from store.embeddings import token_offsets
-from store.index import COMMITTED, DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH, Client
+from store.index import COMMITTED, DENSE, POINT_NAMESPACE, SPARSE, UPSERT_BATCH
+from store.index_client import IndexClient
 from store.library import read_json, write_json
 from store.snapshot import Postings, Rows, build_postings, cosine_scores, unit_rows
 from store.types import TreeNode, walk
@@ -335,7 +336,7 @@ class ChunkStore:
             return len(todo)
 
     def _write(
-        self, client: Client, todo: list[str], progress: Callable[[int], None] | None
+        self, client: IndexClient, todo: list[str], progress: Callable[[int], None] | None
     ) -> None:
         index = self.catalog.index
         if not client.collection_exists(self.collection):
@@ -396,7 +397,7 @@ def _embedding_text(chunk: Chunk) -> str:
     return f"{path}\n{chunk.text}"
 
 
-def _delete_doc(client: Client, collection: str, doc_id: str) -> None:
+def _delete_doc(client: IndexClient, collection: str, doc_id: str) -> None:
     if client.collection_exists(collection):
         flt = models.Filter(
             must=[models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id))]

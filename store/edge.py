@@ -1,10 +1,11 @@
-"""The embedded index: Qdrant Edge shards behind the part of ``QdrantClient`` the store uses.
+"""The embedded index: Qdrant Edge shards behind the store's ``IndexClient`` protocol.
 
 Why Edge: it is Qdrant's own engine in-process (the server's Rust segments, HNSW and payload
 indexes, sparse vectors with the IDF modifier, a write-ahead log), so the embedded library and a
 Qdrant server (``QDRANT_URL``) answer the same queries the same way, and every module above
-``store.index`` talks to one interface, qdrant-client's. ``EdgeClient`` takes the client's
-arguments (``qdrant_client.models``), runs them on one shard per collection under
+``store.index`` talks to one interface (``store.index_client``): the part of qdrant-client's
+that the store uses, plus keeping the index. ``EdgeClient`` takes the client's arguments
+(``qdrant_client.models``), runs them on one shard per collection under
 ``LIBRARY/edge/<collection>/`` and answers with qdrant-client's types.
 
 Ownership: a shard may be open in one process only, and merely trying to open a held shard
@@ -37,7 +38,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -83,21 +83,6 @@ _DISTANCES = {
     models.Distance.DOT: edge.Distance.Dot,
     models.Distance.EUCLID: edge.Distance.Euclid,
 }
-
-
-@dataclass(frozen=True)
-class CollectionConfig:
-    """The part of a collection's configuration the store reads back (its metadata)."""
-
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CollectionInfo:
-    """What ``get_collection`` answers: the configuration and the number of points."""
-
-    config: CollectionConfig
-    points_count: int
 
 
 class EdgeClient:
@@ -274,16 +259,25 @@ class EdgeClient:
             self._written.add(name)
         return self._run(name, work)
 
-    def written(self) -> list[str]:
-        """The collections written since the last call (what a write command settles)."""
+    def settle(self) -> None:
+        """Optimise and flush the collections written since the last call, so the write-ahead
+        log does not grow and the next searches run on optimised segments."""
         with self._mutex:
             names, self._written = sorted(self._written), set()
-        return [name for name in names if self.collection_exists(name)]
+        for name in names:
+            if self.collection_exists(name):
+                self.optimize(name)
 
-    def verify(self) -> dict[str, str]:
-        """Each collection whose shard a child process cannot read through, with why (the
-        open shards are closed first, so the child never opens a held one). A disk too full
-        to open a shard raises ``NoSpace`` rather than calling the shard unreadable."""
+    def upgrade(self, collection_name: str) -> None:
+        """Nothing to convert here: an embedded index written by an earlier version is
+        converted when it is opened (``store.migrate``)."""
+        return None
+
+    def damaged(self) -> dict[str, str]:
+        """Each collection's shard folder (as the user knows it) that a child process cannot
+        read through, with why (the open shards are closed first, so the child never opens a
+        held one). A disk too full to open a shard raises ``NoSpace`` rather than calling the
+        shard unreadable."""
         problems: dict[str, str] = {}
         with self._owned():
             for described in self.get_collections().collections:
@@ -294,12 +288,8 @@ class EdgeClient:
                 require_open_space(path)
                 problem = probe(path)
                 if problem is not None:
-                    problems[name] = _within(path, problem)
+                    problems[str(self._shown(path))] = _within(path, problem)
         return problems
-
-    def shown_path(self, name: str) -> Path:
-        """A collection's shard folder as the user knows it."""
-        return self._shown(self._path(name))
 
     def _engine_error(self, name: str, exc: Exception) -> StorageError:
         """An engine error as one line: a full disk or a read-only file says so; anything
@@ -322,10 +312,8 @@ class EdgeClient:
             collections=[models.CollectionDescription(name=n) for n in names]
         )
 
-    def get_collection(self, collection_name: str) -> CollectionInfo:
-        count = self.count(collection_name).count
-        meta = self._meta(collection_name)
-        return CollectionInfo(CollectionConfig(dict(meta.get("metadata") or {})), count)
+    def collection_metadata(self, collection_name: str) -> dict[str, Any]:
+        return dict(self._meta(collection_name).get("metadata") or {})
 
     def create_collection(
         self,

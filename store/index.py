@@ -16,7 +16,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -24,9 +24,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from qdrant_client import QdrantClient, models
 
 from store.completeness import IndexCounts
-from store.edge import FRESH_SHARD_BYTES, EdgeClient, edge_client, write_space_needed
+from store.edge import FRESH_SHARD_BYTES, edge_client, write_space_needed
 from store.embeddings import default_cache_dir, dense_embedder, sparse_embedder
 from store.entries import ENTRIES_VERSION, EmbeddedEntry, EntryVectors, IndexEntry
+from store.index_client import IndexClient
 from store.migrate import migrate_local_mode
 from store.settings import IndexSettings
 
@@ -51,7 +52,6 @@ PAYLOAD_INDEXES = {
 }
 COMMITTED, HIDDEN = 1, 0
 """Values of the ``committed`` payload flag."""
-Client = QdrantClient | EdgeClient
 # Points per scroll call when every point of a collection is read.
 SCROLL_PAGE = 1024
 
@@ -92,6 +92,42 @@ def _exclusive(
     return run
 
 
+class ServerClient(QdrantClient):
+    """A Qdrant server through qdrant-client, with the index operations of ``IndexClient`` that
+    a server does for itself or that the library may not do to it."""
+
+    def __init__(self, location: str, api_key: str | None = None) -> None:
+        """``location``: the server's URL (or ``:memory:``, qdrant-client's in-process
+        reference of the server's behaviour, which the tests use)."""
+        super().__init__(location=location, api_key=api_key)
+        self.location = location
+
+    def collection_metadata(self, collection_name: str) -> dict[str, Any]:
+        return dict(self.get_collection(collection_name).config.metadata or {})
+
+    def upgrade(self, collection_name: str) -> dict[str, Any] | None:
+        """``committed`` flags an earlier version stored as JSON booleans become 0/1 integers
+        (a ``MatchValue(True)`` matches no JSON boolean on every engine)."""
+        if not self.collection_exists(collection_name):
+            return None
+        converted = {}
+        for flag, value in ((True, COMMITTED), (False, HIDDEN)):
+            flt = models.Filter(must=[_match("committed", flag)])
+            converted[str(value)] = self.count(collection_name, count_filter=flt).count
+            self.set_payload(collection_name, {"committed": value}, points=flt, wait=True)
+        return {"flags": converted} if any(converted.values()) else None
+
+    def closed(self) -> AbstractContextManager[None]:
+        raise ValueError(f"the index at {self.location} is a server's: repair it there")
+
+    def damaged(self) -> dict[str, str]:
+        """A server checks its own storage: nothing to report here."""
+        return {}
+
+    def settle(self) -> None:
+        """A server optimises by itself."""
+
+
 class StructuralIndex:
     """Read and write structural entries; one instance per process and storage folder."""
 
@@ -104,11 +140,11 @@ class StructuralIndex:
         self._lock = threading.RLock()
 
     @cached_property
-    def client(self) -> Client:
+    def client(self) -> IndexClient:
         """The server's client with ``QDRANT_URL``, else the library's embedded Edge index
         (converted first from Qdrant local mode if the library was built with it)."""
         if self.settings.qdrant_url:
-            return QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
+            return ServerClient(self.settings.qdrant_url, self.settings.qdrant_api_key)
         client = edge_client(
             self.library_root, self.settings.index_wait_s, self.settings.search_threads
         )
@@ -123,20 +159,11 @@ class StructuralIndex:
     def migrate(self) -> dict[str, Any] | None:
         """Bring an index of an earlier version up to date, once; what was converted, or None.
 
-        Embedded: a Qdrant local-mode index is converted to Edge (``store.migrate``; this also
-        happens on first use). Server: ``committed`` flags stored as JSON booleans become the
-        0/1 integers searches match."""
+        Embedded: a Qdrant local-mode index is converted to Edge (``store.migrate``) when the
+        index is opened. Server: ``committed`` flags stored as JSON booleans become the 0/1
+        integers searches match (``ServerClient.upgrade``)."""
         client = self.client
-        if isinstance(client, EdgeClient):
-            return self.migrated
-        if not client.collection_exists(self.collection):
-            return None
-        converted = {}
-        for flag, value in ((True, COMMITTED), (False, HIDDEN)):
-            flt = models.Filter(must=[_match("committed", flag)])
-            converted[str(value)] = client.count(self.collection, count_filter=flt).count
-            client.set_payload(self.collection, {"committed": value}, points=flt, wait=True)
-        return {"flags": converted} if any(converted.values()) else None
+        return self.migrated or client.upgrade(self.collection)
 
     @property
     def embedded(self) -> bool:
@@ -165,8 +192,6 @@ class StructuralIndex:
         """The embedded index owned with its shards closed, for the block (a server's index
         is not this library's to move: refused)."""
         client = self.client
-        if not isinstance(client, EdgeClient):
-            raise ValueError(f"the index at {self.location} is a server's: repair it there")
         with self._lock, client.closed():
             yield
 
@@ -184,20 +209,15 @@ class StructuralIndex:
         """Each embedded collection that cannot be read through, with why (a server checks
         its own storage: nothing to report here)."""
         client = self.client
-        if not isinstance(client, EdgeClient):
-            return {}
         with self._lock:
-            return {str(client.shown_path(n)): p for n, p in client.verify().items()}
+            return client.damaged()
 
     @_exclusive
     def settle(self) -> None:
         """After a write command: build the embedded shards' indexes (HNSW for large
         segments) and flush, so the write-ahead log does not grow and the next searches run on
         optimised segments. A server optimises by itself."""
-        client = self.client
-        if isinstance(client, EdgeClient):
-            for name in client.written():
-                client.optimize(name)
+        self.client.settle()
 
     # -- collection ----------------------------------------------------------------------
     @_exclusive
@@ -210,7 +230,7 @@ class StructuralIndex:
         for field, schema in PAYLOAD_INDEXES.items():
             self.client.create_payload_index(self.collection, field, field_schema=schema)
 
-    def create_hybrid_collection(self, client: Client, name: str) -> None:
+    def create_hybrid_collection(self, client: IndexClient, name: str) -> None:
         """A collection with this index's dense vector (cosine) and a BM25 vector (IDF)."""
         dim = len(self.embed_dense(["dimension probe"])[0])
         client.create_collection(
@@ -221,8 +241,7 @@ class StructuralIndex:
         )
 
     def _check_model(self) -> None:
-        info = self.client.get_collection(self.collection)
-        built_with = (info.config.metadata or {}).get("embedding_model")
+        built_with = self.client.collection_metadata(self.collection).get("embedding_model")
         if built_with and built_with != self.settings.embedding_model:
             raise IndexMismatchError(
                 f"collection {self.collection!r} was built with {built_with}, but "
@@ -372,7 +391,7 @@ class StructuralIndex:
 
 
 def scroll_points(
-    client: Client,
+    client: IndexClient,
     collection: str,
     flt: models.Filter | None,
     vectors: bool,

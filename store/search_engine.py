@@ -14,10 +14,11 @@ lacks. What a result shows (``PAYLOAD_FIELDS``: title,
 authors, venue, section titles and pages…) is retrieved by point id afterwards, for the few
 documents and sections returned (``describe``).
 
-The same code serves both deployments: ``StructuralIndex.client`` is qdrant-client's
-``QdrantClient`` for a server (``QDRANT_URL``) and ``store.edge.EdgeClient`` otherwise, which
-takes the same calls. Filtered dense queries search the HNSW graph with ``hnsw_ef`` of at
-least ``HNSW_EF``: at the default ef, a single-year filter lost 16 % of the exact top 10.
+The same code serves both deployments: ``StructuralIndex.client`` is an ``IndexClient``
+(``store.index_client``), a Qdrant server through qdrant-client (``QDRANT_URL``) or the
+embedded ``store.edge.EdgeClient``. Filtered dense queries search the HNSW graph with
+``hnsw_ef`` of at least ``HNSW_EF``: at the default ef, a single-year filter lost 16 % of the
+exact top 10.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from numpy.typing import NDArray
 from qdrant_client import models
 
 from store.entry_map import EntryMap, EntryRef, entry_key, map_path, remove_other_versions
-from store.index import COMMITTED, DENSE, SPARSE, Client, point_id, scroll_points
+from store.index import COMMITTED, DENSE, SPARSE, point_id, scroll_points
+from store.index_client import IndexClient
 from store.vectors import BoolArray, FloatArray, IntArray, SparseQuery
 
 LOG = logging.getLogger(__name__)
@@ -236,7 +238,7 @@ class SearchEngine:
     token-based and its substring match case-sensitive.
     """
 
-    client: Client
+    client: IndexClient
     collection: str
     version: str = ""
     map_file: Path | None = None

@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 from qdrant_client import models
 
-from store.index import COMMITTED, DENSE, SPARSE, Client, scroll_points
+from store.index import COMMITTED, DENSE, SPARSE, scroll_points
+from store.index_client import IndexClient
 from store.vectors import BoolArray, FloatArray, IntArray, SparseQuery
 
 
@@ -94,7 +95,7 @@ class Rows:
         return cls(payloads, _matrix(dense), sparse, _concat(terms), len(terms))
 
     @classmethod
-    def load(cls, client: Client, collection: str, payload: list[str] | bool = True) -> Rows:
+    def load(cls, client: IndexClient, collection: str, payload: list[str] | bool = True) -> Rows:
         """Every point of a collection (a paged scroll); committed ones are searchable."""
         if not client.collection_exists(collection):
             return cls([], _matrix([]), [], _ints(), 0)

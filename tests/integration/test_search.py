@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from ingest.context import IngestContext
 from ingest.pipeline import ingest_paths
 from store.catalog import Catalog, close_catalogs, open_catalog
 from store.edge import EdgeClient
-from store.index import scroll_points
+from store.index import ServerClient, scroll_points
 from store.search_engine import SearchEngine, clear_engines
 from tests.conftest import PDF_DIR, require_shared_data
 from tools.search import DocumentSearch, SearchHit
@@ -92,7 +92,7 @@ def test_the_embedded_index_is_qdrant_edge(library: Path) -> None:
 def reference_engine(catalog: Catalog) -> SearchEngine:
     """The library's entries copied, as stored, into qdrant-client's in-memory reference."""
     index = catalog.index
-    reference = QdrantClient(":memory:")
+    reference = ServerClient(":memory:")
     index.create_hybrid_collection(reference, index.collection)
     records = list(scroll_points(index.client, index.collection, None, True))
     points = [models.PointStruct(id=r.id, vector=r.vector, payload=r.payload) for r in records]  # type: ignore[arg-type]

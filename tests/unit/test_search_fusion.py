@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from store.completeness import IndexCounts
 from store.edge import EdgeClient
 from store.entry_map import EntryMap
-from store.index import DENSE, POINT_NAMESPACE, SPARSE, Client, point_id, scroll_points
+from store.index import DENSE, POINT_NAMESPACE, SPARSE, ServerClient, point_id, scroll_points
+from store.index_client import IndexClient
 from store.library import Library
 from store.search_engine import (
     Candidates,
@@ -361,7 +362,7 @@ DIM = 8
 VENUES = ["Proc. of ACL", "EMNLP", None, "Nature Machine Intelligence"]
 
 
-def tiny_collection(client: Client, docs: int = 14, seed: int = 3, bare: bool = False) -> None:
+def tiny_collection(client: IndexClient, docs: int = 14, seed: int = 3, bare: bool = False) -> None:
     """Documents with 1 document + 3 section entries, some years unknown, two uncommitted, a
     third without ``section_ids`` (the engine reads those entries' payloads);
     ``bare``: some entries without any BM25 term (Qdrant's engine leaves those out of the IDF's
@@ -438,7 +439,7 @@ def keyed(candidates: Candidates) -> dict[tuple[str, str], tuple[float, float]]:
 def test_edge_and_the_qdrant_reference_return_the_same_candidates(
     edge: EdgeClient, filters: SearchFilters
 ) -> None:
-    reference = QdrantClient(":memory:")
+    reference = ServerClient(":memory:")
     tiny_collection(reference)
     ours, theirs = SearchEngine(edge, COLLECTION), SearchEngine(reference, COLLECTION)
     rnd = random.Random(11)
@@ -460,7 +461,7 @@ def test_edge_and_the_qdrant_reference_return_the_same_candidates(
 
 
 def test_edge_retrieve_answers_as_the_qdrant_reference(edge: EdgeClient) -> None:
-    reference = QdrantClient(":memory:")
+    reference = ServerClient(":memory:")
     tiny_collection(reference)
     ids = [point_id("d03", "document"), point_id("d07", "section:0001"), point_id("zz", "document")]
     for selection in (True, ["doc_id", "node_id"]):
@@ -620,7 +621,7 @@ def test_edge_refuses_boolean_flags_it_could_never_match(edge: EdgeClient) -> No
 
 
 def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> None:
-    client = QdrantClient(":memory:")
+    client = ServerClient(":memory:")
     tiny_collection(client, docs=6)
     library = Library(tmp_path / "lib").ensure()
     index = SimpleNamespace(settings=IndexSettings(), client=client, collection=COLLECTION)
@@ -638,3 +639,26 @@ def test_engine_is_cached_until_the_index_version_changes(tmp_path: Path) -> Non
     second = engine_for(catalog)
     assert second is not first and second.corpus_size() == 6
     assert checked == ["checked", "checked"]  # completeness checked once per version
+
+
+def test_both_engines_keep_the_index_through_one_protocol(tmp_path: Path, edge: EdgeClient) -> None:
+    server = ServerClient(":memory:")
+    tiny_collection(server)
+    engines: list[IndexClient] = [edge, server]
+    for engine in engines:
+        assert engine.collection_metadata(COLLECTION) == {}
+        assert engine.damaged() == {}
+        engine.settle()
+        assert engine.count(COLLECTION, exact=True).count == 14 * 4
+    # A server's index is the server's to repair, and its flags written as JSON booleans by an
+    # earlier version become the 0/1 integers searches match.
+    with pytest.raises(ValueError, match="server's: repair it there"):
+        server.closed()
+    server.set_payload(COLLECTION, {"committed": True}, points=models.Filter())
+    assert server.upgrade(COLLECTION) == {"flags": {"1": 14 * 4, "0": 0}}
+    committed = models.Filter(must=[_match("committed", 1)])
+    assert server.count(COLLECTION, count_filter=committed).count == 14 * 4
+    assert server.upgrade(COLLECTION) is None
+    assert edge.upgrade(COLLECTION) is None  # converted when opened (store.migrate)
+    with edge.closed():
+        pass
