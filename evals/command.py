@@ -2,7 +2,8 @@
 
 The command belongs to the evaluation package, which sits above the agent: it is added to the
 ``vectree`` parser through the ``vectree.commands`` entry point (``pyproject.toml``), so the CLI,
-part of ``graph``, never imports ``evals``. The runner is imported when the command runs, so
+kept inside ``graph/``, never imports ``evals``, and this module uses only what lies below the
+CLI (``graph.console``). The runner is imported when the command runs, so
 other commands do not pay for loading it.
 """
 
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from graph.cli.common import EXIT_ERROR, EXIT_OK, positive_int, print_json
+from graph.console import EXIT_ERROR, EXIT_OK, positive_int, print_json
 from graph.registry import STRATEGY_NAMES
 from ingest.pipeline import default_workers
 

@@ -2,13 +2,15 @@
 
 The packages form layers that read downward only::
 
-    store < ingest < tools < graph < evals
+    store < ingest < tools < graph < evals < cli
 
 ``store`` holds the shared record types, the library on disk and the index; ``ingest`` builds
 section trees into it; ``tools`` are what the agent calls; ``graph`` is the query agent, its
-strategies, the server and the ``vectree`` command line (``graph/cli/``); ``evals`` runs
-benchmarks through the agent and adds its ``eval`` command to the CLI through an entry point. A
-module may import its own layer and any layer below it, never one above. Inside a package, a
+strategies and the server; ``evals`` runs benchmarks through the agent; ``cli``
+(``graph/cli/``, the ``vectree`` command) sits on top of everything. A module may import its
+own layer and any layer below it, never one above: nothing imports the CLI, and the CLI itself
+imports no ``evals`` module either (``vectree eval`` is added by ``evals`` through an entry
+point), so the ``graph`` package as a whole never imports ``evals``. Inside a package, a
 sub-package sits above the modules of its parent that it imports: one of those modules
 importing the sub-package back is an arrow back up too (``graph/context.py`` reading the
 strategy registry from ``graph/strategies/``, whose runners import ``graph/context.py``). Every
@@ -32,21 +34,27 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-LAYERS = ("store", "ingest", "tools", "graph", "evals")
+LAYERS = ("store", "ingest", "tools", "graph", "evals", "cli")
+PACKAGES = ("store", "ingest", "tools", "graph", "evals")
+CLI_PACKAGE = ("graph", "cli")
 ROOT = Path(__file__).resolve().parents[1]
 
 Edge = tuple[str, str]
+APART: frozenset[Edge] = frozenset({("cli", "evals")})
+"""Edges flagged although they point downward in ``LAYERS`` (the CLI on top of ``evals``)."""
 
 
 def layer_of(module: str) -> str | None:
     """The layer a dotted module name belongs to; None for modules outside the project."""
-    top = module.split(".")[0]
-    return top if top in LAYERS else None
+    parts = tuple(module.split("."))
+    if parts[: len(CLI_PACKAGE)] == CLI_PACKAGE:
+        return "cli"
+    return parts[0] if parts[0] in PACKAGES else None
 
 
 def source_files(root: Path = ROOT) -> Iterator[tuple[str, Path]]:
     """Every Python file of the project packages with its dotted module name."""
-    for package in LAYERS:
+    for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
@@ -144,9 +152,11 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def upward(edges: Counter[Edge]) -> list[Edge]:
-    """The edges from a layer to one above it."""
+    """The edges from a layer to one above it, and between the CLI and ``evals``: the CLI,
+    kept inside ``graph/``, imports nothing of ``evals`` (which adds its command through an
+    entry point), so the ``graph`` package never imports the layer above it."""
     return sorted(
-        (edge for edge in edges if LAYERS.index(edge[1]) > LAYERS.index(edge[0])),
+        (edge for edge in edges if LAYERS.index(edge[1]) > LAYERS.index(edge[0]) or edge in APART),
         key=lambda edge: (LAYERS.index(edge[0]), LAYERS.index(edge[1])),
     )
 

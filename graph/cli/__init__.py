@@ -1,4 +1,4 @@
-"""The ``vectree`` command line, part of the agent's layer: it imports ``graph`` and below only.
+"""The ``vectree`` command line, the top layer: nothing imports it, and it imports no ``evals``.
 
 ``commands`` parses arguments and dispatches; ``library`` (ingest, docs, tree, remove),
 ``query`` (ask, trace, threads, search) and ``serve`` hold the commands; ``eval`` is added by

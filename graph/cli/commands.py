@@ -15,12 +15,13 @@ from importlib.metadata import entry_points
 from typing import get_args
 
 from graph.api import RunFailedError
-from graph.cli.common import CommandError, checked_library, positive_int, report_error
+from graph.cli.common import CommandError, checked_library, report_error
 from graph.cli.library import cmd_check, cmd_docs, cmd_ingest, cmd_remove, cmd_tree, demo_corpus
 from graph.cli.local_model import cmd_local_model
 from graph.cli.mcp_command import TRANSPORTS, cmd_mcp
 from graph.cli.query import cmd_ask, cmd_search, cmd_threads, cmd_trace
 from graph.cli.serve import cmd_serve
+from graph.console import positive_int
 from graph.inputs import InvalidInput
 from graph.registry import STRATEGY_NAMES
 from ingest.context import AUTO_ORDER, STRUCTURE_MODES

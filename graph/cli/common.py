@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
+from graph.console import EXIT_ERROR, print_json
 from store.faults import LibraryPathError
 from store.library import Library
 from store.settings import default_library_dir
 from store.types import MIN_PREFIX, checked_doc_id
-
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 2
 
 
 class CommandError(Exception):
@@ -70,10 +67,6 @@ def create_library(library: Library) -> None:
     print(f"created the library {library.root}", file=sys.stderr)
 
 
-def print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
-
-
 def resolve_doc(library: Library, doc_id: str) -> str:
     """The document an id or a unique prefix of at least ``MIN_PREFIX`` characters names;
     anything else is a ``CommandError`` saying what to type."""
@@ -91,11 +84,3 @@ def resolve_doc(library: Library, doc_id: str) -> str:
             f"no single document starts with {doc_id!r} in {library.root} (see `vectree docs`)"
         )
     return resolved
-
-
-def positive_int(text: str) -> int:
-    """argparse type for counts that must be at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value

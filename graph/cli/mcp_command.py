@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from graph.cli.common import EXIT_OK, library_of
+from graph.cli.common import library_of
 from graph.cli.serve import announce_access, free_port
+from graph.console import EXIT_OK
 from store.settings import ServerSettings
 
 TRANSPORTS = ("stdio", "http")

@@ -10,14 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from graph.api import answer_text, ask
-from graph.cli.common import (
-    EXIT_ERROR,
-    EXIT_OK,
-    CommandError,
-    library_of,
-    print_json,
-    resolve_doc,
-)
+from graph.cli.common import CommandError, library_of, resolve_doc
+from graph.console import EXIT_ERROR, EXIT_OK, print_json
 from graph.context import AgentContext
 from graph.inputs import checked_request
 from graph.state import Step, status_text

@@ -20,7 +20,8 @@ import socket
 import sys
 from pathlib import Path
 
-from graph.cli.common import EXIT_ERROR, create_library, library_of
+from graph.cli.common import create_library, library_of
+from graph.console import EXIT_ERROR
 from store.locks import SERVE_LOCK, hold_for_life
 from store.settings import ServerSettings
 

@@ -304,7 +304,7 @@ def looks_like_heading(line: Line, body: float) -> bool:
         return False
     if line.block_lines > MAX_MERGED_LINES or line.in_table or not any(c.isalpha() for c in text):
         return False
-    if text.endswith((",", ";")) or (_sentence_end(line) and len(text.split()) > 8):
+    if text.endswith((",", ";")) or (len(text.split()) > 8 and _sentence_end(line)):
         return False
     larger = line.size >= body + 0.8
     if larger and line.size < body * 3:

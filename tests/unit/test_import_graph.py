@@ -1,4 +1,4 @@
-"""The packages read downward only: store < ingest < tools < graph < evals."""
+"""The packages read downward only: store < ingest < tools < graph < evals < cli."""
 
 from __future__ import annotations
 
@@ -22,12 +22,22 @@ def test_no_package_imports_a_layer_above_it() -> None:
     assert upward(edges) == []
 
 
-def test_the_command_line_is_part_of_the_agent_layer_and_evals_is_on_top() -> None:
-    assert layer_of("graph.cli") == layer_of("graph.cli.query") == "graph"
+def test_the_command_line_is_its_own_layer_on_top() -> None:
+    assert layer_of("graph.cli") == layer_of("graph.cli.query") == "cli"
     assert layer_of("graph.api") == layer_of("graph.trajectory.timeline") == "graph"
     assert layer_of("store.types") == "store"
     assert layer_of("langgraph.graph") is None
-    assert LAYERS[-1] == "evals"
+    assert LAYERS[-1] == "cli"
+
+
+def test_the_command_line_inside_graph_imports_nothing_of_evals(tmp_path: Path) -> None:
+    (tmp_path / "graph" / "cli").mkdir(parents=True)
+    (tmp_path / "graph" / "cli" / "benchmark.py").write_text("from evals.run import run_eval\n")
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "command.py").write_text("from graph.console import EXIT_OK\n")
+    edges = import_edges(tmp_path)
+    assert edges == {("cli", "evals"): 1, ("evals", "graph"): 1}
+    assert upward(edges) == [("cli", "evals")]
 
 
 def test_an_upward_import_is_flagged(tmp_path: Path) -> None:
@@ -35,19 +45,19 @@ def test_an_upward_import_is_flagged(tmp_path: Path) -> None:
     (tmp_path / "store" / "library.py").write_text("from ingest.tree import build_tree\n")
     (tmp_path / "ingest").mkdir()
     (tmp_path / "ingest" / "tree.py").write_text(
-        "def build():\n    from store import types\n    from evals import run\n"
+        "def build():\n    from store import types\n    from graph import cli\n"
     )
     edges = import_edges(tmp_path)
-    assert edges == {("store", "ingest"): 1, ("ingest", "store"): 1, ("ingest", "evals"): 1}
-    assert upward(edges) == [("store", "ingest"), ("ingest", "evals")]
+    assert edges == {("store", "ingest"): 1, ("ingest", "store"): 1, ("ingest", "cli"): 1}
+    assert upward(edges) == [("store", "ingest"), ("ingest", "cli")]
     assert lines_of_code(tmp_path)["ingest"] == 3
 
 
 def test_relative_imports_resolve_against_their_package(tmp_path: Path) -> None:
     (tmp_path / "graph" / "cli").mkdir(parents=True)
     (tmp_path / "graph" / "cli" / "__init__.py").write_text("from .commands import main\n")
-    (tmp_path / "graph" / "api.py").write_text("from .cli import main\nfrom ..evals import run\n")
-    assert import_edges(tmp_path) == {("graph", "evals"): 1}
+    (tmp_path / "graph" / "api.py").write_text("from .cli import main\nfrom . import state\n")
+    assert import_edges(tmp_path) == {("graph", "cli"): 1}
 
 
 def test_no_modules_import_each_other_in_a_circle() -> None:
