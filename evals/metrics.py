@@ -23,8 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from graph.trajectory.adherence import layer_adherence
-from store.embeddings import ENGLISH_STOPWORDS
-from store.text import split_sentences, table_rows
+from store.text import ENGLISH_STOPWORDS, UNICODE_WORD, split_sentences, table_rows
 
 EVIDENCE_PRECISION = "evidence_precision"
 EVIDENCE_RECALL = "evidence_recall"
@@ -373,4 +372,4 @@ def word_recall(reference: str, read: str) -> float:
 
 
 def _word_counts(text: str) -> Counter[str]:
-    return Counter(re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).lower()))
+    return Counter(UNICODE_WORD.findall(unicodedata.normalize("NFKC", text).lower()))

@@ -62,9 +62,9 @@ from ingest.structure.route import extract_structure
 from ingest.structure.typography import Line, document_lines
 from ingest.structure.verify import insert_abstract, verify_entries
 from ingest.tree import build_tree, to_tree_nodes
+from store.text import UNICODE_WORD
 from store.types import HeadingCandidate, TreeNode
 
-WORD = re.compile(r"[^\W_]+")
 # A dotted number opening a bookmark the numbering schemes would not read as one, because the
 # words after it are not set as a title ("2.3.1 computed GOTO"): compared without it all the same.
 LEADING_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3})*\.?\s+(?=\S)")
@@ -89,7 +89,7 @@ def title_key(title: str) -> str:
     prefix = numbering_prefix(text) or (leading.group(0) if leading else "")
     if prefix and len(prefix) < len(text):
         text = text[len(prefix) :]
-    return " ".join(WORD.findall(text.lower()))
+    return " ".join(UNICODE_WORD.findall(text.lower()))
 
 
 def _indexed(tree: list[TreeNode]) -> list[tuple[TreeNode, TreeNode | None]]:

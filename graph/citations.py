@@ -9,13 +9,12 @@ import re
 from dataclasses import dataclass
 
 from graph.state import Citation
-from store.text import split_sentences
+from store.text import split_sentences, words
 
 CITATION = re.compile(
     r"\((?P<label>[^()]*?),\s*(?P<doc>[0-9a-f]{6,64}),\s*pp?\.\s*(?P<first>\d+)"
     r"(?:\s*[-–]\s*(?P<last>\d+))?\)"
 )
-WORD = re.compile(r"[a-z0-9]{3,}")
 QUOTE_WORDS = 40
 
 
@@ -101,10 +100,10 @@ def _claim_before(text: str, position: int) -> str:
 
 def best_sentence(claim: str, page_text: str) -> str:
     """The page sentence sharing most words with the claim (a checkable quote)."""
-    claim_words = set(WORD.findall(claim.lower()))
+    claim_words = set(words(claim))
     sentences = split_sentences(page_text)
     if not sentences or not claim_words:
         return ""
-    best = max(sentences, key=lambda s: len(claim_words & set(WORD.findall(s.lower()))))
-    words = best.split()
-    return " ".join(words[:QUOTE_WORDS]) + (" …" if len(words) > QUOTE_WORDS else "")
+    best = max(sentences, key=lambda s: len(claim_words & set(words(s))))
+    quote = best.split()
+    return " ".join(quote[:QUOTE_WORDS]) + (" …" if len(quote) > QUOTE_WORDS else "")

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from tokenizers import Tokenizer
 
 from store.settings import embedding_threads, model_cache_dir
+from store.text import ENGLISH_STOPWORDS
 
 __all__ = [
     "DEFAULT_DENSE_MODEL",
@@ -55,28 +56,6 @@ _MINILM_DIM = 384
 
 _BM25_MODEL_NAME = "Qdrant/bm25"
 _BM25_DIR_NAME = "bm25-english"
-
-# NLTK's English stop-word list (179 words), the same list Qdrant/bm25 ships as english.txt.
-# fastembed lower-cases tokens and drops these before stemming.
-ENGLISH_STOPWORDS: tuple[str, ...] = (
-    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've",
-    "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself",
-    "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them",
-    "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll",
-    "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
-    "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or",
-    "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
-    "between", "into", "through", "during", "before", "after", "above", "below", "to", "from",
-    "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once",
-    "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more",
-    "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
-    "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've", "now",
-    "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't", "didn",
-    "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven", "haven't", "isn",
-    "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn", "needn't", "shan",
-    "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't", "won", "won't",
-    "wouldn", "wouldn't",
-)  # fmt: skip
 
 FloatArray = NDArray[np.float32]
 

@@ -415,6 +415,29 @@ def _ends_sentence(prose: str, match: re.Match[str]) -> bool:
 
 
 # -- words ------------------------------------------------------------------------------------
+# NLTK's English stop-word list (179 words), the list Qdrant/bm25 ships as english.txt: the
+# sparse vectors (fastembed lower-cases tokens and drops these before stemming) and the
+# official QASPER answer score depend on exactly this list, so it is kept as published.
+ENGLISH_STOPWORDS: tuple[str, ...] = (
+    "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "you're", "you've",
+    "you'll", "you'd", "your", "yours", "yourself", "yourselves", "he", "him", "his", "himself",
+    "she", "she's", "her", "hers", "herself", "it", "it's", "its", "itself", "they", "them",
+    "their", "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "that'll",
+    "these", "those", "am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
+    "had", "having", "do", "does", "did", "doing", "a", "an", "the", "and", "but", "if", "or",
+    "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
+    "between", "into", "through", "during", "before", "after", "above", "below", "to", "from",
+    "up", "down", "in", "out", "on", "off", "over", "under", "again", "further", "then", "once",
+    "here", "there", "when", "where", "why", "how", "all", "any", "both", "each", "few", "more",
+    "most", "other", "some", "such", "no", "nor", "not", "only", "own", "same", "so", "than",
+    "too", "very", "s", "t", "can", "will", "just", "don", "don't", "should", "should've", "now",
+    "d", "ll", "m", "o", "re", "ve", "y", "ain", "aren", "aren't", "couldn", "couldn't", "didn",
+    "didn't", "doesn", "doesn't", "hadn", "hadn't", "hasn", "hasn't", "haven", "haven't", "isn",
+    "isn't", "ma", "mightn", "mightn't", "mustn", "mustn't", "needn", "needn't", "shan",
+    "shan't", "shouldn", "shouldn't", "wasn", "wasn't", "weren", "weren't", "won", "won't",
+    "wouldn", "wouldn't",
+)  # fmt: skip
+
 STOP_WORDS = frozenset(
     [
         "the",
@@ -527,13 +550,23 @@ SKIP_SECTIONS = re.compile(r"^\W*(references|bibliography|acknowledge?ments?)\b"
 """Headings of sections that never hold an answer: readers and strategies skip them."""
 
 
+UNICODE_WORD = re.compile(r"[^\W_]+")
+"""A word in any script: letters and digits, no underscore (titles, bookmarks, answers)."""
+
+
+def tokens(text: str) -> list[str]:
+    """The lower-cased runs of ASCII letters and digits of a text, in order."""
+    return CONTENT_WORD.findall(text.lower())
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of a text of three or more letters or digits, in order."""
+    return [w for w in tokens(text) if len(w) > 2]
+
+
 def content_words(text: str) -> list[str]:
     """The lower-cased words of a text that say what it is about, in order."""
-    return [
-        w
-        for w in CONTENT_WORD.findall(text.lower())
-        if w not in STOP_WORDS and w not in QUESTION_WORDS and len(w) > 2
-    ]
+    return [w for w in words(text) if w not in STOP_WORDS and w not in QUESTION_WORDS]
 
 
 def readable_sentences(page_text: str, min_words: int = 6) -> list[str]:

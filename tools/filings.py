@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypedDict, TypeVar
 
 from ingest.filing import DATE
 from ingest.fiscal import ORDINALS
+from store.text import tokens
 
 
 class Ranked(Protocol):
@@ -134,7 +135,7 @@ ENTITY_WORDS = frozenset(
 def issuer_key(issuer: str | None) -> str | None:
     """An issuer's name as every filing of it prints it, near enough ("BEST BUY CO., INC." and
     "Best Buy Co., Inc." are one issuer; "NIKE, Inc." and "NIKE Inc" too)."""
-    words = re.findall(r"[a-z0-9]+", (issuer or "").lower())
+    words = tokens(issuer or "")
     kept = [word for word in words if word not in ENTITY_WORDS]
     return " ".join(kept) or None
 
@@ -149,7 +150,7 @@ def names_issuer(question: str, facts: Mapping[str, Any]) -> bool:
     """Whether a question names a filing's issuer: every word of its name ("Best Buy"), the
     first word of a longer name written as a name ("Adobe" for Adobe Systems Incorporated,
     "AMCOR" for Amcor plc), or its ticker."""
-    words = set(re.findall(r"[a-z0-9]+", question.lower()))
+    words = set(tokens(question))
     key = issuer_key(facts.get("issuer"))
     if key and set(key.split()) <= words:
         return True

@@ -24,6 +24,7 @@ from graph.citations import find_citations
 from graph.state import status_text
 from graph.trajectory.adherence import LAYER_NAMES, layer_adherence, summary_line
 from store.library import Library
+from store.text import UNICODE_WORD
 
 PageKey = tuple[str, int]
 
@@ -35,7 +36,6 @@ _GAP = r"(?:<sup>.*?</sup>|<[^>]{1,40}>|\]\([^)]*\)|[\W_])++"
 # end around the break ("_Lan-_\n_guage_", "abstrac-](url)\n[tive") or blank lines after it
 # (a column break), all of which clean_text joins.
 _HYPHEN_BREAK = r"(?:-(?:\]\([^)]*\))?[*_]*\s+\[?[*_]*)?"
-_WORD = re.compile(r"\w+")
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 24px; color: #1f2328; background: #fff; }
@@ -341,7 +341,7 @@ def quote_span(text: str, quote: str) -> tuple[int, int] | None:
     exact = text.find(quote)
     if exact >= 0:
         return exact, exact + len(quote)
-    words = _WORD.findall(quote)
+    words = UNICODE_WORD.findall(quote)
     if not words:
         return None
     pattern = _GAP.join(_HYPHEN_BREAK.join(re.escape(ch) for ch in word) for word in words)

@@ -10,7 +10,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-TOKEN = re.compile(r"[^\W_]+")
+from store.text import UNICODE_WORD
+
 # Between two characters of a word: nothing, a line-break hyphen, or a small-caps gap.
 INNER_GAP = r"(?:-\s*|\s)?"
 # Inline HTML the markdown parser emits around words ("<u>Business</u>").
@@ -31,7 +32,7 @@ def normalize(text: str) -> str:
 
 def title_tokens(title: str) -> list[str]:
     """Lower-case word tokens of a title."""
-    return TOKEN.findall(normalize(title).lower())
+    return UNICODE_WORD.findall(normalize(title).lower())
 
 
 @lru_cache(maxsize=4096)
@@ -75,5 +76,5 @@ def begins_page(page_text: str, offset: int) -> bool:
     When in doubt the answer is False: a shared page then belongs to both adjacent sections,
     which costs a little reading but never hides text from the section that owns it.
     """
-    before = sum(len(token) for token in TOKEN.findall(page_text[:offset]))
+    before = sum(len(token) for token in UNICODE_WORD.findall(page_text[:offset]))
     return before <= BEGIN_CHARS

@@ -20,6 +20,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from store import embeddings as emb
+from store.text import ENGLISH_STOPWORDS
 
 pytestmark = pytest.mark.integration
 
@@ -231,7 +232,7 @@ def test_bm25_vectors(tmp_path: Path) -> None:
 
 
 def test_stopword_list_is_standard() -> None:
-    words = emb.ENGLISH_STOPWORDS
+    words = ENGLISH_STOPWORDS
     assert 150 <= len(words) <= 180
     assert len(set(words)) == len(words)
     assert {"the", "and", "is", "of", "a"} <= set(words)
