@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
-from langchain_core.runnables import Runnable
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -30,8 +29,8 @@ from graph.registry import strategy_spec
 from graph.state import AgentState, RunStatus, status_text
 from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
+from graph.turns import AUTO, Turn, TurnRules, run_calls, take_turn
 from store.catalog import open_catalog
-from store.chat import ModelCallError, Usage, invoke, turn_purpose
 from store.search_engine import SearchFilters, engine_for
 from store.types import DocumentMetadata
 from tools.formatting import author_label
@@ -111,7 +110,7 @@ def prepare(
         "loop_messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "tool_runs": {},
         "passages": [],
-        "tool_choice": "auto",
+        "tool_choice": AUTO,
     }
     return Command(goto=_first_node(context, doc_ids), update=update)
 
@@ -169,78 +168,58 @@ def make_model_turn(model_factory: ModelFactory = agent_model) -> ModelTurn:
     """The model-turn node for a given way of obtaining the chat model (tests script one)."""
 
     def model_turn(state: AgentState, runtime: Runtime[AgentContext]) -> Command[TurnTarget]:
-        """One model call; route its tool calls to the node of the deepest layer they touch."""
-        choice = state.get("tool_choice") or "auto"
-        tools = [openai_tool_spec(TOOL_SCHEMAS[name]) for name in allowed_tools(runtime.context)]
-        chat = model_factory(runtime.context)
-        model = (
-            chat.bind_tools(tools)
-            if choice == "auto"
-            else chat.bind_tools(tools, tool_choice=choice)
+        """One model turn (``graph.turns``); its tool calls go to the node of the deepest
+        layer they touch."""
+        context = runtime.context
+        specs = [openai_tool_spec(TOOL_SCHEMAS[name]) for name in allowed_tools(context)]
+        recorder = Recorder.from_state(state)
+        turn = take_turn(
+            model_factory(context),
+            specs,
+            state["messages"],
+            recorder,
+            rules=TurnRules(context.max_model_turns, _first_tool(state, context)),
+            choice=state.get("tool_choice") or AUTO,
+            turns_taken=state.get("model_turns", 0),
+            calls_made=state.get("tool_calls", 0),
         )
-        return _model_turn(state, runtime.context, model)
+        return _after_turn(state, turn, recorder, context.max_model_turns)
 
     return model_turn
 
 
-def _model_turn(
-    state: AgentState, context: AgentContext, model: Runnable[Any, Any]
+def _after_turn(
+    state: AgentState, turn: Turn, recorder: Recorder, max_turns: int
 ) -> Command[TurnTarget]:
-    turns = state.get("model_turns", 0) + 1
-    usage = Usage(**(state.get("usage") or {}))
-    try:
-        reply = invoke(
-            model, state["messages"], usage, turn_purpose(state.get("tool_choice") or "auto")
+    """Where the agent goes after a turn: the layer of its calls, the insisted turn, or
+    ``finish`` (an answer, a failure, or the turn budget spent)."""
+    if turn.capped:
+        spent = {"status": "budget", "status_detail": f"{max_turns} model turns spent"}
+        return Command(goto="finish", update=spent)
+    update: dict[str, Any] = {
+        "messages": turn.messages,
+        "model_turns": state.get("model_turns", 0) + 1,
+        "usage": recorder.usage.as_dict(),  # a failed turn's tokens were spent all the same
+        "tool_choice": turn.next_choice,
+    }
+    if turn.failure:
+        return Command(
+            goto="finish", update={**update, "status": "failed", "status_detail": turn.failure}
         )
-    except ModelCallError as exc:
-        failed = {
-            "model_turns": turns,
-            "status": "failed",
-            "status_detail": exc.reason,
-            "usage": usage.as_dict(),  # a cut reply's tokens were spent all the same
-        }
-        return Command(goto="finish", update=failed)
-    update: dict[str, Any] = {"messages": [reply], "model_turns": turns, "usage": usage.as_dict()}
-    calls = _requested_calls(reply)
-    insist = _insisted_tool(state, context)
-    if not calls and insist and turns < context.max_model_turns:
-        note = prompts.USE_TOOLS.format(tool=insist)
-        update["messages"] = [HumanMessage(note, name="tool_policy")]
-        update["tool_choice"] = insist
+    if turn.insist:
         return Command(goto="model_turn", update=update)
-    update["tool_choice"] = "auto"
-    if not calls:
+    if not turn.calls:
         return Command(goto="finish", update=update)
-    if turns >= context.max_model_turns:
-        update["status"] = "budget"
-        update["status_detail"] = f"{context.max_model_turns} model turns spent"
-        return Command(goto="finish", update=update)
-    layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in calls]
+    layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in turn.calls]
     return Command(goto=LAYER_NODES[max(layers)], update=update)
 
 
-def _insisted_tool(state: AgentState, context: AgentContext) -> str | None:
-    """The tool a model that ended its turn without one must call next, or None.
-
-    The layer state machine's one use of the API's ``tool_choice``: a model that has made no
-    tool call yet in this question and replies without one (an empty reply, or an answer from
-    nothing it read) is asked once more, its unread reply dropped, with ``tool_choice`` naming
-    the first tool of the layer it is at (``search_documents``; ``get_document_tree`` when the
-    strategy starts at the trees). Every other turn is ``auto``: a model is never forced to call
-    a tool once it has read something, and a call of any allowed tool is run (the engine
-    answers misuse with an instructive error; a layer is entered by calling its tools).
-    """
-    if state.get("tool_calls", 0) or (state.get("tool_choice") or "auto") != "auto":
-        return None
+def _first_tool(state: AgentState, context: AgentContext) -> str | None:
+    """The tool the agent insists on (``graph.turns``): the first allowed tool of the layer
+    it is at (``search_documents``; ``get_document_tree`` when the strategy starts at the
+    trees)."""
     layer = state.get("layer", 0)
     return next((name for name in allowed_tools(context) if TOOL_LAYERS[name] == layer), None)
-
-
-def _requested_calls(message: Any) -> list[dict[str, Any]]:
-    """Well-formed and malformed tool calls, in the order the model issued them."""
-    if not isinstance(message, AIMessage):
-        return []
-    return [*message.tool_calls, *message.invalid_tool_calls]  # type: ignore[list-item]
 
 
 def _run_tools(
@@ -249,7 +228,7 @@ def _run_tools(
     """Run every call of the last AI message through the tool engine, in order."""
     context = runtime.context
     toolbox = _toolbox(context, state)
-    recorder = _recorder(state)
+    recorder = Recorder.from_state(state)
     engine = ToolEngine(
         toolbox.tools(),
         context.max_tool_calls,
@@ -258,11 +237,9 @@ def _run_tools(
         layer=layer,
         switched_off=toolbox.disabled,
     )
-    messages = [engine.answer(call) for call in _requested_calls(state["messages"][-1])]
     update = {
-        "messages": messages,
-        "trajectory": recorder.steps,
-        "pages_read": recorder.pages_read,
+        "messages": run_calls(engine, state["messages"][-1]),
+        **recorder.state_update(),
         "tool_calls": engine.used,
         "layer": layer,
     }
@@ -270,14 +247,6 @@ def _run_tools(
         "nudge" if engine.used >= context.nudge_after else "model_turn"
     )
     return Command(goto=goto, update=update)
-
-
-def _recorder(state: AgentState) -> Recorder:
-    """A recorder continuing the run's trajectory and pages read."""
-    return Recorder(
-        steps=list(state.get("trajectory") or []),
-        pages_read={d: list(p) for d, p in (state.get("pages_read") or {}).items()},
-    )
 
 
 def layer0(
@@ -319,7 +288,7 @@ def strategy_request(state: AgentState, runtime: Runtime[AgentContext]) -> Strat
         context=context,
         catalog=toolbox.catalog,
         model=configured_model(context),
-        recorder=_recorder(state),
+        recorder=Recorder.from_state(state),
     )
 
 
@@ -333,11 +302,9 @@ def run_strategy(state: AgentState, runtime: Runtime[AgentContext]) -> Command[L
         goto="finish",
         update={
             "messages": [AIMessage(outcome.answer)] if outcome.answer else [],
-            "trajectory": recorder.steps,
-            "pages_read": recorder.pages_read,
+            **recorder.state_update(),
             "tool_calls": new_steps,
             "model_turns": recorder.usage.model_calls,
-            "usage": recorder.usage.as_dict(),
             "status": outcome.status,
             "status_detail": outcome.detail,
         },

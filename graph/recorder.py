@@ -5,7 +5,7 @@ count the model's tokens."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import EllipsisType
 from typing import Any
@@ -25,6 +25,29 @@ class Recorder:
     steps: list[Step] = field(default_factory=list)
     pages_read: dict[str, list[int]] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Recorder:
+        """The recorder a run's checkpointed state holds (every loop step rebuilds it; state
+        stays JSON)."""
+        recorder = cls()
+        recorder.restore(state)
+        return recorder
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from ``state``: its trajectory, the pages it may cite and the tokens its
+        model spent (the keys :meth:`state_update` writes)."""
+        self.steps = list(state.get("trajectory") or [])
+        self.pages_read = {d: list(p) for d, p in (state.get("pages_read") or {}).items()}
+        self.usage = Usage(**(state.get("usage") or {}))
+
+    def state_update(self) -> dict[str, Any]:
+        """What this recorder holds, as the state update :meth:`from_state` reads back."""
+        return {
+            "trajectory": self.steps,
+            "pages_read": self.pages_read,
+            "usage": self.usage.as_dict(),
+        }
 
     def record(
         self,

@@ -82,7 +82,7 @@ class AgentState(AgentInput, AgentOutput, total=False):
     tool_calls: int
     pages_read: dict[str, list[int]]
     citation_retries: int
-    tool_choice: str  # "auto", or the tool the next model turn must call (graph.nodes)
+    tool_choice: str  # "auto", or the tool the next model turn must call (graph.turns)
     # The tool loop of a strategy whose model calls its own tools (``graph.strategies.tool_loop``):
     # its own conversation, the successful runs per tool and the passages shown (JSON).
     loop_messages: Annotated[list[AnyMessage], add_messages]

@@ -10,10 +10,10 @@ holding a request. Its state is JSON and messages only (the loop's own conversat
 used and run per tool, the passages shown); the tools and the model are rebuilt at each step
 from the run's context, and calls go through the one tool engine (``graph.tool_engine``).
 
-A model that has called no tool yet and replies without one is asked once more with
-``tool_choice`` naming the loop's first tool (the agent's rule, ``graph.nodes``). If the model
-still calls tools once the budget and the extra turns are spent, or answers with nothing, one
-answer call over the passages the tools showed ends the run.
+Each turn is taken by ``graph.turns``, as the query agent's are: tool choice, insisting once
+on the loop's first tool, call order and the turn cap (the call budget and
+:data:`EXTRA_TURNS`). If the model still calls tools once the cap is reached, or answers with
+nothing, one answer call over the passages the tools showed ends the run.
 """
 
 from __future__ import annotations
@@ -35,13 +35,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BeforeValidator
 
-from graph.prompts import USE_TOOLS
 from graph.recorder import Recorder
 from graph.registry import declared
 from graph.state import RunStatus, Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
-from store.chat import ModelCallError, Usage, turn_purpose
+from graph.turns import AUTO, TurnRules, requested_calls, run_calls, take_turn
 from tools.formatting import CITATION_FORMAT
 from tools.results import Passage, Tool
 
@@ -122,13 +121,10 @@ class _Step:
     ) -> None:
         self.state = state
         self.request = make_request(state, runtime)
-        recorder = self.request.recorder
-        recorder.steps = list(state.get("trajectory") or [])
-        recorder.pages_read = {d: list(p) for d, p in (state.get("pages_read") or {}).items()}
-        recorder.usage = Usage(**(state.get("usage") or {}))
+        self.request.recorder.restore(state)
         self.loop = make_loop(self.request)
         self.engine = self.loop.engine(
-            recorder,
+            self.request.recorder,
             state.get("tool_calls", 0),
             dict(state.get("tool_runs") or {}),
             [_passage(item) for item in state.get("passages") or []],
@@ -138,9 +134,7 @@ class _Step:
         """What this step changed, as state updates."""
         recorder = self.request.recorder
         return {
-            "trajectory": recorder.steps,
-            "pages_read": recorder.pages_read,
-            "usage": recorder.usage.as_dict(),
+            **recorder.state_update(),
             "model_turns": recorder.usage.model_calls,
             "tool_calls": self.engine.used,
             "tool_runs": dict(self.engine.runs),
@@ -180,55 +174,48 @@ def loop_graph(
     def turn(
         state: LoopState, runtime: Runtime[Any]
     ) -> Command[Literal["turn", "tools", "__end__"]]:
-        """One model turn over the loop's conversation, with the strategy's tools bound (and
-        ``tool_choice`` naming the first of them when the model must call one: see
-        ``graph.nodes._insisted_tool``, the same rule)."""
+        """One model turn over the loop's conversation with the strategy's tools bound
+        (``graph.turns``: tool choice, insisting on the loop's first tool, the turn cap)."""
         step = _Step(state, runtime, make_request, make_loop)
         opening = [] if state.get("loop_messages") else _opening(step)
         conversation = [*(state.get("loop_messages") or []), *opening]
-        turns = sum(isinstance(m, AIMessage) for m in conversation)
-        if turns >= step.loop.max_calls + EXTRA_TURNS:
+        cap = step.loop.max_calls + EXTRA_TURNS
+        turn = take_turn(
+            step.request.model,  # type: ignore[arg-type]
+            step.engine.specs(),
+            conversation,
+            step.request.recorder,
+            rules=TurnRules(cap, step.loop.tools[0].name if step.loop.tools else None),
+            choice=state.get("tool_choice") or AUTO,
+            turns_taken=sum(isinstance(m, AIMessage) for m in conversation),
+            calls_made=step.engine.used,
+        )
+        if turn.capped:
             return step.fallback("budget", f"tool calls continued past {step.loop.max_calls}")
-        choice = state.get("tool_choice") or "auto"
-        specs = step.engine.specs()
-        model = step.request.model
-        try:
-            bound = (
-                model.bind_tools(specs)  # type: ignore[union-attr]
-                if choice == "auto"
-                else model.bind_tools(specs, tool_choice=choice)  # type: ignore[union-attr]
-            )
-        except NotImplementedError:
-            return step.end(StrategyOutcome("", "failed", "the model cannot call tools"))
-        try:
-            reply = step.request.recorder.ask(bound, conversation, turn_purpose(choice))
-        except ModelCallError as exc:
-            return step.end(StrategyOutcome("", "failed", exc.reason))
-        if reply.tool_calls or reply.invalid_tool_calls:
-            # A fresh id: the conversation keeps every turn even if a model repeats an id.
-            kept = reply.model_copy(update={"id": None})
-            update = {**step.progress(), "loop_messages": [*opening, kept], "tool_choice": "auto"}
-            return Command(goto="tools", update=update)
-        if choice == "auto" and step.engine.used == 0 and step.loop.tools:
-            first = step.loop.tools[0].name
-            note = HumanMessage(USE_TOOLS.format(tool=first), name="tool_policy")
-            update = {**step.progress(), "loop_messages": [*opening, note], "tool_choice": first}
-            return Command(goto="turn", update=update)
-        text = reply.text.strip()
-        if text:
-            return step.end(StrategyOutcome(text))
+        if turn.failure:
+            return step.end(StrategyOutcome("", "failed", turn.failure))
+        if turn.calls or turn.insist:
+            update = {
+                **step.progress(),
+                "loop_messages": [*opening, *turn.messages],
+                "tool_choice": turn.next_choice,
+            }
+            return Command(goto="tools" if turn.calls else "turn", update=update)
+        if turn.text:
+            return step.end(StrategyOutcome(turn.text))
         return step.fallback("fallback", "empty answer")
 
     def tools(state: LoopState, runtime: Runtime[Any]) -> Command[Literal["turn"]]:
         """Run the calls of the model's last turn through the tool engine."""
         step = _Step(state, runtime, make_request, make_loop)
         reply = state["loop_messages"][-1]
-        calls = [*getattr(reply, "tool_calls", []), *getattr(reply, "invalid_tool_calls", [])]
         known = [
-            step.engine.tools[c["name"]].layer for c in calls if c["name"] in step.engine.tools
+            step.engine.tools[c["name"]].layer
+            for c in requested_calls(reply)
+            if c["name"] in step.engine.tools
         ]
         step.engine.layer = max(known, default=0)
-        answers = [step.engine.answer(call) for call in calls]
+        answers = run_calls(step.engine, reply)
         return Command(goto="turn", update={**step.progress(), "loop_messages": answers})
 
     builder = StateGraph(LoopState)
@@ -250,17 +237,8 @@ def run_tool_loop(request: StrategyRequest, loop: ToolLoop | LoopFactory) -> Str
     recorder = request.recorder
     make_loop: LoopFactory = loop if callable(loop) else (lambda _request: loop)
     graph = loop_graph(lambda _state, _runtime: fresh_request(request), make_loop)
-    final = graph.invoke(
-        {
-            "question": request.question,
-            "trajectory": list(recorder.steps),
-            "pages_read": dict(recorder.pages_read),
-            "usage": recorder.usage.as_dict(),
-        }
-    )
-    recorder.steps = list(final.get("trajectory") or [])
-    recorder.pages_read = dict(final.get("pages_read") or {})
-    recorder.usage = Usage(**(final.get("usage") or {}))
+    final = graph.invoke({"question": request.question, **recorder.state_update()})
+    recorder.restore(final)
     answers = [m for m in final.get("messages") or [] if isinstance(m, AIMessage)]
     status: RunStatus = final.get("status", "failed")
     return StrategyOutcome(
