@@ -34,8 +34,11 @@ LETTER_SUB = re.compile(r"^(?P<num>[A-Z](\.\d+)+)\.?\s+(?P<rest>\S.*)$")
 BARE_LETTER = re.compile(r"^(?P<num>[A-Z])\s+(?P<rest>[A-Z][a-z].*)$")
 # "2.1", "3.", the numbered exhibits of manuals ("2.3.59-4"), and the chapter-section numbers of
 # standards and criteria ("2-8 GROUNDING", "2-8.1 Cable Entrance"), where the dash is a level.
+# The number ends with a period ("2.1."), or with a colon when it has two levels or more
+# ("1.1: Typographical Conventions"); a bare "1:" numbers an algorithm's step or a field value.
 ARABIC = re.compile(
-    r"^(?P<num>\d{1,2}-\d{1,3}(\.\d{1,2})*|\d{1,2}(\.\d{1,2})*(-\d{1,3})?)\.?\s+(?P<rest>\S.*)$"
+    r"^(?P<num>\d{1,2}-\d{1,3}(\.\d{1,2})*|\d{1,2}(\.\d{1,2})*(-\d{1,3})?)"
+    r"(?:\.|(?<=[.-]\d):|(?<=[.-]\d\d):|(?<=[.-]\d\d\d):)?\s+(?P<rest>\S.*)$"
 )
 CHAPTER_DASH = re.compile(r"^\d{1,2}-\d")
 # A number of two levels or more ("9.3", "2-8"): never a citation's bare number.

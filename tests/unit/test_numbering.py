@@ -34,6 +34,8 @@ from ingest.structure.numbering import (
         ("2-8 GROUNDING, BONDING", Numbering("arabic", 2)),  # chapter 2, section 8
         ("2-8.1 Cable Entrance Grounding", Numbering("arabic", 3)),
         ("2.3.59-4 Exhibit Title", Numbering("arabic", 3)),  # an exhibit of section 2.3.59
+        ("1.1: Typographical Conventions", Numbering("arabic", 2)),  # a manual's colon
+        ("3.5.12: ISA Mode", Numbering("arabic", 3)),
     ],
 )
 def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> None:
@@ -50,6 +52,8 @@ def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> 
         "Introduction",
         "Related Work",
         "3.5",
+        "1: Input: the observed reward",  # an algorithm's step
+        "0: Indicates the entry is not present",  # a field's value
         "",
     ],
 )
@@ -162,6 +166,7 @@ def test_items_without_parts_are_top_level() -> None:
         ("Task 1.1.1.1 Outreach", "Task 1.1.1.1 ", "labelled", 4),
         ("Exhibit 2.3.59-4 Command Code BMFOL", "Exhibit 2.3.59-4 ", "appendix", 1),
         ("2.3.59-1 Command Code BMFOL", "2.3.59-1 ", "arabic", 3),
+        ("1.1: Typographical Conventions", "1.1: ", "arabic", 2),
         ("Schedule II Valuation and Qualifying Accounts", "Schedule II ", "appendix", 1),
     ],
 )
