@@ -29,7 +29,7 @@ from graph.registry import strategy_spec
 from graph.state import AgentState, RunStatus, status_text
 from graph.strategies.base import StrategyRequest, runner
 from graph.tool_engine import ToolEngine
-from graph.turns import AUTO, Turn, TurnRules, run_calls, take_turn
+from graph.turns import AUTO, Turn, TurnRules, deepest_layer, run_calls, take_turn
 from store.catalog import open_catalog
 from store.search_engine import SearchFilters, engine_for
 from store.types import DocumentMetadata
@@ -210,8 +210,8 @@ def _after_turn(
         return Command(goto="model_turn", update=update)
     if not turn.calls:
         return Command(goto="finish", update=update)
-    layers = [TOOL_LAYERS.get(str(call.get("name")), state.get("layer", 0)) for call in turn.calls]
-    return Command(goto=LAYER_NODES[max(layers)], update=update)
+    layer = deepest_layer(turn.reply, TOOL_LAYERS, state.get("layer", 0))
+    return Command(goto=LAYER_NODES[layer], update=update)
 
 
 def _first_tool(state: AgentState, context: AgentContext) -> str | None:

@@ -24,7 +24,7 @@ usage between state and turn (:meth:`graph.recorder.Recorder.from_state`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +124,16 @@ def requested_calls(message: Any) -> list[dict[str, Any]]:
     if not isinstance(message, AIMessage):
         return []
     return [*message.tool_calls, *message.invalid_tool_calls]  # type: ignore[list-item]
+
+
+def deepest_layer(message: Any, layers: Mapping[str, int], default: int) -> int:
+    """The deepest layer the calls of ``message`` touch (a tool's layer from ``layers``; an
+    unknown tool counts as ``default``, as does a message without calls): the layer the calls
+    run in."""
+    return max(
+        (layers.get(str(call.get("name")), default) for call in requested_calls(message)),
+        default=default,
+    )
 
 
 def run_calls(engine: ToolEngine, message: Any) -> list[ToolMessage]:

@@ -40,7 +40,7 @@ from graph.registry import declared
 from graph.state import RunStatus, Step
 from graph.strategies.base import StrategyOutcome, StrategyRequest, answer_from_passages
 from graph.tool_engine import ToolEngine
-from graph.turns import AUTO, TurnRules, requested_calls, run_calls, take_turn
+from graph.turns import AUTO, TurnRules, deepest_layer, run_calls, take_turn
 from tools.formatting import CITATION_FORMAT
 from tools.results import Passage, Tool
 
@@ -209,12 +209,8 @@ def loop_graph(
         """Run the calls of the model's last turn through the tool engine."""
         step = _Step(state, runtime, make_request, make_loop)
         reply = state["loop_messages"][-1]
-        known = [
-            step.engine.tools[c["name"]].layer
-            for c in requested_calls(reply)
-            if c["name"] in step.engine.tools
-        ]
-        step.engine.layer = max(known, default=0)
+        layers = {name: tool.layer for name, tool in step.engine.tools.items()}
+        step.engine.layer = deepest_layer(reply, layers, 0)
         answers = run_calls(step.engine, reply)
         return Command(goto="turn", update={**step.progress(), "loop_messages": answers})
 

@@ -12,7 +12,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from graph.recorder import Recorder
-from graph.turns import CANNOT_CALL_TOOLS, TurnRules, run_calls, take_turn
+from graph.turns import CANNOT_CALL_TOOLS, TurnRules, deepest_layer, run_calls, take_turn
 from tests.unit.test_tool_engine import engine
 
 SPECS = [{"type": "function", "function": {"name": "find", "parameters": {}}}]
@@ -116,3 +116,11 @@ def test_run_calls_answers_every_call_in_order_through_the_engine() -> None:
     assert [m.tool_call_id for m in answers] == ["a", "b", "m"]
     assert [m.status for m in answers] == ["success", "success", "error"]
     assert [s["tool"] for s in tools.recorder.steps] == ["look", "find", "look"]
+
+
+def test_calls_run_in_the_deepest_layer_they_touch() -> None:
+    layers = {"find": 0, "look": 2}
+    reply = AIMessage("", tool_calls=[call("find", "a"), call("look", "b"), call("odd", "c")])
+    assert deepest_layer(reply, layers, 1) == 2
+    assert deepest_layer(AIMessage("", tool_calls=[call("odd", "c")]), layers, 1) == 1
+    assert deepest_layer(AIMessage("no calls"), layers, 0) == 0
