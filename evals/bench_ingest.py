@@ -5,7 +5,7 @@ memory is that run's alone), on the offline default path (no LLM):
 
     python -m evals.bench_ingest --pdfs ../shared/data/pdfs --workers 1 2 [--json]
 
-``--heading-model`` also times, in this process, what the heading model adds to the parse step:
+``--labeller`` also times, in this process, what the labeller adds to the parse step:
 its line features, trees and candidates against the typographic rule's candidates alone, over
 the same text lines (the lines are read for both, so they are not counted).
 """
@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evals.train_headings import page_texts
+from evals.train_labeller import page_texts
 from ingest.pdf.ocr import OCR_MODES
-from ingest.structure.heading_model import (
+from ingest.structure.labeller import (
     candidates_from_scores,
     line_scores,
     rule_candidates,
-    shipped_model,
+    shipped_labeller,
 )
 from ingest.structure.typography import document_lines
 from store.embeddings import default_cache_dir, ensure_minilm_onnx
@@ -86,9 +86,9 @@ def children_cpu_seconds() -> float:
     return float(usage.ru_utime + usage.ru_stime)
 
 
-def heading_model_seconds(pdfs: Path) -> dict[str, Any]:
-    """Seconds the heading model's path and the rule's alone take over every PDF's lines."""
-    model, pages, with_model, rule_alone = shipped_model(), 0, 0.0, 0.0
+def labeller_seconds(pdfs: Path) -> dict[str, Any]:
+    """Seconds the labeller's path and the rule's alone take over every PDF's lines."""
+    model, pages, with_model, rule_alone = shipped_labeller(), 0, 0.0, 0.0
     for pdf in sorted(pdfs.glob("*.pdf")):
         texts = page_texts(pdf)
         lines = document_lines(texts)
@@ -101,7 +101,7 @@ def heading_model_seconds(pdfs: Path) -> dict[str, Any]:
         rule_alone += time.perf_counter() - started
     return {
         "pages": pages,
-        "heading_model_seconds": round(with_model, 2),
+        "labeller_seconds": round(with_model, 2),
         "rule_alone_seconds": round(rule_alone, 2),
         "model_ms_per_page": round(1000 * (with_model - rule_alone) / max(pages, 1), 1),
     }
@@ -115,25 +115,25 @@ def main() -> None:
     parser.add_argument("--ocr", choices=OCR_MODES, default="auto", help="vectree ingest --ocr")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
-        "--heading-model",
+        "--labeller",
         action="store_true",
-        help="also time what the heading model adds over the typographic rule alone",
+        help="also time what the labeller adds over the typographic rule alone",
     )
     args = parser.parse_args()
     ensure_minilm_onnx(default_cache_dir())  # the one-time model conversion is not measured
     results = [
         run_once(Path(args.pdfs), workers, args.parser, args.ocr) for workers in args.workers
     ]
-    model = heading_model_seconds(Path(args.pdfs)) if args.heading_model else None
+    model = labeller_seconds(Path(args.pdfs)) if args.labeller else None
     if args.json:
-        print(json.dumps({"runs": results, "heading_model": model} if model else results, indent=2))
+        print(json.dumps({"runs": results, "labeller": model} if model else results, indent=2))
         return
     print(" | ".join(FIELDS))
     for row in results:
         print(" | ".join(str(row[field]) for field in FIELDS))
     if model:
         print(
-            f"heading model: {model['heading_model_seconds']} s over {model['pages']} pages "
+            f"labeller: {model['labeller_seconds']} s over {model['pages']} pages "
             f"(the rule alone {model['rule_alone_seconds']} s): "
             f"{model['model_ms_per_page']} ms a page"
         )

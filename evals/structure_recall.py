@@ -4,7 +4,7 @@ Every development PDF with bookmarks (``evals.outlined``: the earlier reference 
 20 long documents of ``outlined/``) is parsed and given a section tree by the same steps as
 ingestion (structure, verification, tree, splitting; offline), and every bookmark is looked up
 among the tree's nodes by title. With ``--ignore-outline`` the bookmarks are hidden from the
-structure sources, so the printed contents, the heading model and the LLM are measured against
+structure sources, so the printed contents, the line labeller and the LLM are measured against
 bookmarks they cannot see.
 
 Reported per document: its kind and pages, bookmarks, title recall (share found), exact start
@@ -20,7 +20,7 @@ labels, figures, sentences, other names).
 
 ``--folds family`` measures generalisation to families nobody trained on: the families
 (``evals.outlined``) are spread over five folds, and each document is also scored with a heading
-model trained, its threshold chosen, on the other folds' families only (``evals.train_headings``),
+model trained, its threshold chosen, on the other folds' families only (``evals.train_labeller``),
 beside the shipped model trained on all of them. ``--folds document`` holds out one document at a
 time, which leaks its family's templates and fonts into training. The family figure is the one
 that carries over to documents nobody trained on.
@@ -45,12 +45,12 @@ from typing import Any
 from tqdm import tqdm
 
 from evals.outlined import OutlinedDocument, outlined_documents
-from evals.train_headings import page_texts
+from evals.train_labeller import page_texts
 from ingest.context import STRUCTURE_MODES
 from ingest.parse import ParsedPDF, parse_pdf
 from ingest.split import headings_within, split_oversized
-from ingest.structure.heading_model import (
-    HeadingModel,
+from ingest.structure.labeller import (
+    LineLabeller,
     candidates_from_scores,
     rule_candidates,
     scorable,
@@ -424,7 +424,7 @@ def _fold_candidates(data_dir: Path, folds: str, progress: bool) -> FoldCandidat
     """Per document, the candidates of a model trained without it: without its family's
     documents (``folds="family"``), or without the document alone (``"document"``); each
     fold's model chooses its threshold on its own training families."""
-    from evals.train_headings import family_folds, fit_with_threshold, load_training
+    from evals.train_labeller import family_folds, fit_with_threshold, load_training
 
     training = load_training(data_dir, progress)
     held_outs = family_folds(training) if folds == "family" else [{d.name} for d in training]
@@ -434,7 +434,7 @@ def _fold_candidates(data_dir: Path, folds: str, progress: bool) -> FoldCandidat
         for d in training
         if (d.family if folds == "family" else d.name) in held_out
     }
-    models: dict[int, HeadingModel] = {}
+    models: dict[int, LineLabeller] = {}
 
     def candidates(name: str) -> list[HeadingCandidate]:
         held_out = next(d for d in training if d.name == name)
@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--folds",
         choices=FOLD_KINDS,
-        help="also score each document with a heading model trained without its family "
+        help="also score each document with a labeller trained without its family "
         "(five folds of families) or without the document alone (needs scikit-learn: "
         "pip install -e '.[dev]')",
     )

@@ -21,7 +21,7 @@ import pymupdf
 from ingest.errors import ParserUnavailableError
 from ingest.pdf.checks import has_text_layer, no_text_layer, open_checked_pdf
 from ingest.pdf.ocr import OcrOptions, read_pages, regular_lines
-from ingest.structure.heading_model import heading_candidates
+from ingest.structure.labeller import heading_candidates
 from ingest.structure.layout import PageLayout, page_layout
 from ingest.structure.locate import normalize
 from store.settings import ParserSettings

@@ -31,7 +31,7 @@ class HeadingCandidate(TypedDict):
     bold: bool
     y_frac: float
     score: NotRequired[float]
-    """The heading model's probability that the line is a heading (absent: taken as one)."""
+    """The line labeller's probability that the line is a heading (absent: taken as one)."""
 
 
 class SectionEntry(TypedDict):

@@ -31,7 +31,7 @@ RUNNING_SHARE = 0.3
 RUNNING_MAX_PAGES = 8
 # Running headers and footers sit in the top or bottom tenth of the page.
 MARGIN = 0.1
-# A line the heading model scores at this or more is a heading (its own decision point).
+# A line the line labeller scores at this or more is a heading (its own decision point).
 HEADING_THRESHOLD = 0.5
 # Headings nest by font size at most this deep: the six levels of HTML's h1–h6.
 MAX_SIZE_LEVELS = 6
@@ -141,7 +141,7 @@ def _table_text(pages: list[str], page: int) -> str:
 def reads_like_title(text: str, scored_heading: bool = False) -> bool:
     """Reject figure labels, captions, theorem heads and fragments like "(current cost)".
 
-    A figure in the line ("TOTAL 369", "12.1 %") marks a table row unless the heading model
+    A figure in the line ("TOTAL 369", "12.1 %") marks a table row unless the line labeller
     took the line for a heading (``scored_heading``: "Line 9", "Form 1040").
     """
     if NOISE.match(text) or not WORD.search(text) or text.endswith(":"):

@@ -2,8 +2,8 @@
 
 pymupdf4llm's markdown only marks some headings with ``#``; the font sizes, weights and positions
 PyMuPDF reports are a steadier signal. Every line of the document becomes a :class:`Line`
-(short runs of one style merged, so a wrapped heading is one line); the heading model
-(``ingest.structure.heading_model``) scores them, and the rule kept from before
+(short runs of one style merged, so a wrapped heading is one line); the line labeller
+(``ingest.structure.labeller``) scores them, and the rule kept from before
 (:func:`looks_like_heading`) is one of its features.
 """
 

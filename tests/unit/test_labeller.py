@@ -1,4 +1,4 @@
-"""The heading model: line features, bookmark labels, exported trees and candidate lines."""
+"""The line labeller: line features, exported trees, training and candidate lines."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pymupdf
 import pytest
 
-from evals.train_headings import (
+from evals.train_labeller import (
+    HEADING,
     MAX_BODY_LINES,
     LabelledDocument,
     _training_rows,
@@ -18,15 +19,21 @@ from evals.train_headings import (
     exported,
     family_folds,
     fit,
-    label_lines,
     line_weights,
     page_texts,
     training_digest,
 )
-from ingest.structure.heading_features import FEATURES, could_be_heading, feature_matrix
-from ingest.structure.heading_model import HeadingModel, candidates_from_scores, shipped_model
+from ingest.structure.features import FEATURES, could_be_heading, feature_matrix
+from ingest.structure.labeller import (
+    LABELS,
+    LineLabeller,
+    candidates_from_scores,
+    line_labels,
+    shipped_labeller,
+)
 from ingest.structure.typography import Line, document_lines
 
+BODY_LABEL, CAPTION_LABEL = LABELS.index("body"), LABELS.index("caption")
 HEADING_FONT, BODY_FONT = "hebo", "helv"  # PyMuPDF's built-in Helvetica Bold and Helvetica
 BODY = "The quick brown fox jumps over the lazy dog while the text runs on and on."
 
@@ -62,38 +69,6 @@ def sample(tmp_path: Path) -> tuple[list[Line], np.ndarray]:
     return lines, feature_matrix(lines, 2)
 
 
-def _row(lines: list[Line], features: np.ndarray, text: str) -> dict[str, float]:
-    index = next(i for i, line in enumerate(lines) if line.text == text)
-    return dict(zip(FEATURES, features[index].tolist(), strict=True))
-
-
-def test_features_are_relative_to_the_body_text(sample: tuple[list[Line], np.ndarray]) -> None:
-    lines, features = sample
-    assert features.shape == (len(lines), len(FEATURES))
-    heading = _row(lines, features, "1 Introduction")
-    body = next(_row(lines, features, line.text) for line in lines if line.text == BODY)
-    assert heading["size_ratio"] == pytest.approx(1.6) and body["size_ratio"] == 1.0
-    assert heading["bold"] == 1.0 and body["bold"] == 0.0
-    assert heading["typographic_rule"] == 1.0 and body["typographic_rule"] == 0.0
-    assert heading["scheme"] == 8.0 and heading["numbering_depth"] == 1.0  # arabic
-    assert heading["first_on_page"] == 1.0 and body["body_font"] == 1.0
-
-
-def test_a_font_used_only_for_headings_is_rare(sample: tuple[list[Line], np.ndarray]) -> None:
-    """Small capitals or a bold face kept for headings carry a small share of the text, even
-    where the headings are set at the body's size."""
-    lines, features = sample
-    heading = _row(lines, features, "1 Introduction")["font_char_share"]
-    body = next(_row(lines, features, line.text) for line in lines if line.text == BODY)
-    assert heading < 0.1 < 0.8 < body["font_char_share"]
-
-
-def test_a_footer_on_every_page_is_running_text(sample: tuple[list[Line], np.ndarray]) -> None:
-    lines, features = sample
-    assert _row(lines, features, "Annual Report of Things")["running_share"] == 1.0
-    assert _row(lines, features, "1 Introduction")["running_share"] == 0.5
-
-
 def test_only_sentences_and_letterless_lines_escape_scoring() -> None:
     def line(text: str) -> Line:
         return Line(page=1, text=text, size=10, bold=False, y_frac=0.1, block_lines=1, chars=9)
@@ -104,35 +79,18 @@ def test_only_sentences_and_letterless_lines_escape_scoring() -> None:
     assert not could_be_heading(line(" ".join(["word"] * 31)))
 
 
-def test_bookmarks_label_their_printed_lines(sample: tuple[list[Line], np.ndarray]) -> None:
-    lines, _ = sample
-    entries = [
-        {"level": 1, "title": "1 Introduction", "start_page": 1},
-        # Printed one page later than the bookmark says, with its number on a line of its own.
-        {"level": 2, "title": "2.1 Methods of Study", "start_page": 1},
-    ]
-    labels = label_lines(lines, entries)
-    positive = [line.text for line, label in zip(lines, labels, strict=True) if label]
-    assert positive == ["1 Introduction", "2.1", "Methods of Study"]
-
-
-def test_figures_never_complete_a_title(tmp_path: Path) -> None:
-    pdf = _pdf(tmp_path / "t.pdf", [[("$", 10, BODY_FONT), ("Revenue", 12, HEADING_FONT)]])
-    lines = document_lines(page_texts(pdf))
-    labels = label_lines(lines, [{"level": 1, "title": "Revenue", "start_page": 1}])
-    assert [line.text for line, label in zip(lines, labels, strict=True) if label] == ["Revenue"]
-
-
 def _labelled(name: str, rows: int, seed: int, family: str = "") -> LabelledDocument:
     generator = np.random.default_rng(seed)
     features = generator.normal(size=(rows, len(FEATURES))).astype(np.float32)
-    labels = (features[:, 0] + 0.3 * features[:, 2] > 1.0).astype(np.int8)
+    heading = features[:, 0] + 0.3 * features[:, 2] > 1.0
+    labels = np.where(heading, HEADING, BODY_LABEL).astype(np.int8)
+    labels[~heading & (features[:, 1] > 1.0)] = CAPTION_LABEL
     lines = [
         Line(
             page=1,
             text=f"line {i}",
-            size=10 + float(labels[i]),
-            bold=bool(labels[i]),
+            size=10 + float(heading[i]),
+            bold=bool(heading[i]),
             y_frac=0.5,
             block_lines=1,
             chars=6,
@@ -142,15 +100,22 @@ def _labelled(name: str, rows: int, seed: int, family: str = "") -> LabelledDocu
     return LabelledDocument(name, "report", lines, features, labels, family or name)
 
 
-def test_exported_trees_give_scikit_learns_probabilities() -> None:
+@pytest.mark.parametrize("labels", [3, 2], ids=["three labels", "two labels"])
+def test_exported_trees_give_scikit_learns_probabilities(labels: int) -> None:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     document = _labelled("a", 600, 1)
+    if labels == 2:
+        document.labels[document.labels == CAPTION_LABEL] = BODY_LABEL
     classifier = HistGradientBoostingClassifier(max_iter=20, random_state=0)
     classifier.fit(document.features, document.labels)
     model = exported(classifier, "digest")
-    expected = classifier.predict_proba(document.features)[:, 1]
-    assert np.allclose(model.probabilities(document.features), expected, atol=1e-9)
+    probabilities = model.probabilities(document.features)
+    expected = classifier.predict_proba(document.features)
+    present = classifier.classes_.tolist()
+    assert np.allclose(probabilities[:, present], expected, atol=1e-9)
+    absent = [label for label in range(len(LABELS)) if label not in present]
+    assert np.all(probabilities[:, absent] < 1e-12)  # a label never seen never wins
 
 
 def test_training_is_reproducible_and_the_digest_names_its_data() -> None:
@@ -178,15 +143,16 @@ def test_the_threshold_folds_into_the_baseline() -> None:
     plain, strict = fit(documents), fit(documents, threshold=0.8)
     rows = documents[0].features
     # What scored 0.8 under the plain model scores one half under the strict one.
-    logit = np.log(plain.probabilities(rows) / (1 - plain.probabilities(rows)))
+    heading = plain.probabilities(rows)[:, HEADING]
+    logit = np.log(heading / (1 - heading))
     shifted = 1 / (1 + np.exp(-(logit - np.log(0.8 / 0.2))))
-    assert np.allclose(strict.probabilities(rows), shifted)
+    assert np.allclose(strict.probabilities(rows)[:, HEADING], shifted)
     assert strict.training["threshold"] == 0.8 and plain.training["threshold"] == 0.5
 
 
 def test_the_best_threshold_is_the_one_with_the_best_f1() -> None:
     document = _labelled("a", 10, 1)
-    document.labels[:] = [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    document.labels[:] = [HEADING] * 3 + [BODY_LABEL] * 7
     scores = np.array([0.9, 0.8, 0.65, 0.6, 0.3, 0.2, 0.1, 0.1, 0.1, 0.1])
     assert best_threshold([document], {"a": scores}) == 0.65  # every heading, no body line
     # A body line now outscores a heading: taking it with all three (F1 6/7) beats leaving a
@@ -198,7 +164,7 @@ def test_the_best_threshold_is_the_one_with_the_best_f1() -> None:
 def test_long_documents_train_on_a_seeded_sample_of_their_body_lines() -> None:
     document = _labelled("long", MAX_BODY_LINES * 2, 4)
     rows = _training_rows(document)
-    headings = int(document.labels.sum())
+    headings = int((document.labels == HEADING).sum())
     assert len(rows) == MAX_BODY_LINES + headings
     assert np.array_equal(rows, _training_rows(document))  # the same rows every run
 
@@ -211,20 +177,30 @@ def test_each_document_weighs_the_same(tmp_path: Path) -> None:
 def test_a_saved_model_loads_and_refuses_other_features(tmp_path: Path) -> None:
     model = fit([_labelled("a", 300, 1)])
     model.save(tmp_path / "model.json")
-    loaded = HeadingModel.load(tmp_path / "model.json")
+    loaded = LineLabeller.load(tmp_path / "model.json")
     rows = _labelled("c", 50, 3).features
     assert np.array_equal(loaded.probabilities(rows), model.probabilities(rows))
     data: dict[str, Any] = json.loads((tmp_path / "model.json").read_text())
     data["features"] = data["features"][:-1]
     (tmp_path / "old.json").write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"evals\.train_headings"):
-        HeadingModel.load(tmp_path / "old.json")
+    with pytest.raises(ValueError, match=r"evals\.train_labeller"):
+        LineLabeller.load(tmp_path / "old.json")
 
 
-def test_the_shipped_model_loads_offline() -> None:
-    model = shipped_model()
-    assert model.features == list(FEATURES) and len(model.trees) > 0
-    assert model.training["digest"]
+def test_the_shipped_labeller_loads_offline() -> None:
+    model = shipped_labeller()
+    assert model.features == list(FEATURES) and len(model.trees) == len(LABELS)
+    assert all(model.trees) and model.training["digest"]
+
+
+def test_every_line_gets_one_label(sample: tuple[list[Line], np.ndarray]) -> None:
+    lines, _ = sample
+    model = fit([_labelled("a", 400, 1)], threshold=0.5)
+    labels = line_labels(model, lines, 2)
+    assert len(labels) == len(lines) and set(labels) <= set(LABELS)
+    # A line no heading could be (a sentence) is never labelled one, whatever it scores.
+    sentence = next(i for i, line in enumerate(lines) if line.text == BODY)
+    assert labels[sentence] != "heading"
 
 
 def test_a_number_printed_apart_and_a_wrapped_title_become_one_heading(tmp_path: Path) -> None:

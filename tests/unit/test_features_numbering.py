@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from ingest.structure.heading_features import FEATURES, feature_matrix
-from ingest.structure.sequences import (
+from ingest.structure.features import FEATURES, feature_matrix
+from ingest.structure.features.numbering import (
     SEQUENCE_FEATURES,
     predecessors,
     sequence_features,
@@ -60,7 +60,7 @@ def test_list_items_count_lines_apart() -> None:
     assert rows[1, 1] == pytest.approx(math.log1p(1))  # the predecessor is the line before
 
 
-def test_the_heading_model_sees_the_sequence_features() -> None:
+def test_the_labeller_sees_the_sequence_features() -> None:
     texts = ["1. Introduction", *[BODY] * 50, "2. Methods", BODY]
     matrix = feature_matrix(_lines(texts), 2)
     columns = [FEATURES.index(name) for name in SEQUENCE_FEATURES]

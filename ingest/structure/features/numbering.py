@@ -1,9 +1,10 @@
-"""Numbering sequences: whether a numbered line's number is part of a count the document keeps.
+"""Numbering: the scheme a line's number follows ("2.1", "IV.", "Item 7A", "(a)") and its depth,
+and whether that number is part of a count the document keeps.
 
 A section's number has a predecessor earlier in the document and a successor later ("2." after
 "1.", "2.1" after "2." or "1.4", "AC-2" after "AC-1"), usually pages apart; the items of a
-numbered list count too, but lines apart. Two features of the heading model come from here,
-so a numbered heading set in the body's own type ("1. Introduction" of a journal paper) is told
+numbered list count too, but lines apart. Two features come from the count, so a numbered
+heading set in the body's own type ("1. Introduction" of a journal paper) is told
 from a numbered sentence by the count it belongs to, not by its look. The third feature carries the
 count over to the type: the share of the lines set in a line's font and size that belong to a
 count, high for a heading style however plain it looks (the body-size small capitals of a
@@ -20,6 +21,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ingest.structure.features.context import Around, Body, Measure
 from ingest.structure.numbering import clean_title, numbering_prefix, parse_numbering
 from ingest.structure.typography import Line
 
@@ -29,6 +31,19 @@ IDENTIFIER = re.compile(r"^(?P<series>[A-Z]{2,3})-(?P<num>\d{1,3})\b(?:\(\d+\))?
 # A predecessor this many lines back or more counts as this far (the log scale's cap).
 MAX_GAP_LINES = 10_000
 SEQUENCE_FEATURES = ("sequence_neighbours", "sequence_gap", "sequence_font_share")
+# The schemes of ``ingest.structure.numbering``, as the scheme feature numbers them (0: none).
+SCHEMES = (
+    "part",
+    "item",
+    "note",
+    "chapter",
+    "roman",
+    "letter",
+    "appendix",
+    "arabic",
+    "sub",
+    "labelled",
+)
 
 Key = tuple[str, tuple[int, ...]]
 
@@ -59,6 +74,21 @@ def predecessors(key: Key) -> list[Key]:
     if len(numbers) > 1 and numbers[-1] in (0, 1):
         before.append((f"{scheme.rsplit(':', 1)[0]}:{len(numbers) - 1}", numbers[:-1]))
     return before
+
+
+def measure(lines: list[Line], total_pages: int, body: Body) -> Measure:
+    """Each line's numbering scheme and depth, and its place in the document's counts."""
+    counts = sequence_features(lines)
+
+    def row(line: Line, around: Around) -> dict[str, float]:
+        numbering = parse_numbering(clean_title(line.text))
+        return {
+            "scheme": float(SCHEMES.index(numbering.scheme) + 1) if numbering else 0.0,
+            "numbering_depth": float(numbering.depth) if numbering else 0.0,
+            **dict(zip(SEQUENCE_FEATURES, counts[around.index].tolist(), strict=True)),
+        }
+
+    return row
 
 
 def sequence_features(lines: list[Line]) -> np.ndarray:

@@ -1,23 +1,25 @@
-"""Train the heading model from the authors' bookmarks of the development PDFs.
+"""Train the line labeller from the authors' bookmarks of the development PDFs.
 
 Every PDF with bookmarks is labelled data: a bookmark's title matched to the printed line(s) on
-its page (or a page either side) marks those lines as headings, every other line as body. A
-gradient-boosted classifier (scikit-learn's ``HistGradientBoostingClassifier``, fixed seed)
-learns which lines are headings from ``ingest.structure.heading_features``; its trees are
-written as plain JSON (``ingest/structure/models/heading_model.json``) that
-``ingest.structure.heading_model`` evaluates with numpy, so ingestion needs neither
-scikit-learn nor a pickle.
+its page (or a page either side) marks those lines as headings, and every other line takes the
+label print conventions give it (``evals.line_labels``: running header, page number, contents
+entry, table cell, caption, list item, title-page line, body). A gradient-boosted classifier
+(scikit-learn's ``HistGradientBoostingClassifier``, fixed seed) learns every label from
+``ingest.structure.heading_features``; its trees are written as plain JSON
+(``ingest/structure/models/line_labeller.json``) that ``ingest.structure.labeller`` evaluates
+with numpy, so ingestion needs neither scikit-learn nor a pickle.
 
 Each document weighs the same in training whatever its length, so a 400-page manual does not
-teach its own layout to every other document. The decision threshold is no constant set by eye:
-it is chosen on held-out families of the training data (:func:`fit_with_threshold`) and folded
-into the model's baseline, so a score of one half is the decision point the rest of ingestion
-reads. Generalisation is measured with folds by family (``evals.structure_recall --folds
-family``): a fold's model, threshold included, never saw a document of the families it scores.
+teach its own layout to every other document. The heading decision threshold is no constant set
+by eye: it is chosen on held-out families of the training data (:func:`fit_with_threshold`) and
+folded into the heading label's baseline, so a heading probability of one half is the decision
+point the rest of ingestion reads. Generalisation is measured with folds by family
+(``evals.structure_recall --folds family``): a fold's labeller, threshold included, never saw a
+document of the families it scores.
 
-    python -m evals.train_headings --data ../shared/data            # write the shipped model
-    python -m evals.train_headings --data ../shared/data --check    # trained on this data?
-    python -m evals.train_headings --data ../shared/data --check --retrain  # ...and refit
+    python -m evals.train_labeller --data ../shared/data            # write the shipped model
+    python -m evals.train_labeller --data ../shared/data --check    # trained on this data?
+    python -m evals.train_labeller --data ../shared/data --check --retrain  # ...and refit
 """
 
 from __future__ import annotations
@@ -36,12 +38,11 @@ import numpy as np
 import pymupdf
 from tqdm import tqdm
 
+from evals.line_labels import line_labels
 from evals.outlined import OutlinedDocument, outlined_documents
-from ingest.structure.heading_features import FEATURES, feature_matrix
-from ingest.structure.heading_model import MODEL_FILE, HeadingModel, scorable, scores_of
-from ingest.structure.locate import title_tokens
-from ingest.structure.numbering import clean_title
-from ingest.structure.typography import NUMBER_ONLY, Line, document_lines
+from ingest.structure.features import FEATURES, feature_matrix
+from ingest.structure.labeller import LABELS, MODEL_FILE, LineLabeller, scorable, scores_of
+from ingest.structure.typography import Line, document_lines
 
 SEED = 0
 PARAMETERS: dict[str, Any] = {
@@ -59,10 +60,6 @@ HEADING_WEIGHT = 5.0
 # weight) of the document's bookmarked headings, where at least this share of that style's
 # lines are bookmarked, is probably a deeper heading: it is left out of training, not body.
 HEADING_STYLE_SHARE = 0.3
-# A title printed over this many consecutive lines at most is matched as one heading.
-MAX_TITLE_LINES = 3
-# A single line whose words overlap a bookmark's this much (Jaccard) is that heading.
-FUZZY_OVERLAP = 0.8
 # Body lines kept per document for training (a seeded sample; weights make up for the rest):
 # a 400-page manual's 20,000 body lines teach nothing 2,000 of them do not.
 MAX_BODY_LINES = 2000
@@ -71,23 +68,14 @@ MAX_BODY_LINES = 2000
 FAMILY_FOLDS = 5
 # The decision thresholds tried; the one with the best F1 on held-out training families wins.
 THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(2, 19))
-NUMBER_TOKEN = {
-    "part",
-    "item",
-    "chapter",
-    "section",
-    "note",
-    "appendix",
-    "article",
-    "exhibit",
-    "annex",
-    "schedule",
-}
+HEADING = LABELS.index("heading")
+# The log-odds of a label the training data never shows: it never wins.
+ABSENT = -50.0
 
 
 @dataclass
 class LabelledDocument:
-    """A document's lines, their features and their labels (1 heading, 0 body)."""
+    """A document's lines, their features and their labels (indices into ``LABELS``)."""
 
     name: str
     kind: str
@@ -104,78 +92,14 @@ def page_texts(pdf: Path) -> list[tuple[int, dict[str, Any], float]]:
 
 
 def labelled(document: OutlinedDocument) -> LabelledDocument:
-    """Lines, features and bookmark labels of one reference document."""
+    """Lines, features and labels of one reference document."""
     texts = page_texts(document.pdf)
     lines = document_lines(texts)
     features = feature_matrix(lines, len(texts))
-    labels = label_lines(lines, document.entries)
+    labels = line_labels(lines, document.entries, len(texts))
     return LabelledDocument(
         document.name, document.kind, lines, features, labels, document.family or document.name
     )
-
-
-def label_lines(lines: list[Line], entries: list[dict[str, Any]]) -> np.ndarray:
-    """1 for the lines that print a bookmark's title, 0 for every other line."""
-    labels = np.zeros(len(lines), dtype=np.int8)
-    by_page: dict[int, list[int]] = {}
-    for index, line in enumerate(lines):
-        by_page.setdefault(line.page, []).append(index)
-    tokens = [_key(title_tokens(clean_title(line.text))) for line in lines]
-    for entry in entries:
-        wanted = _key(title_tokens(clean_title(entry["title"])))
-        if not wanted:
-            continue
-        for page in (entry["start_page"], entry["start_page"] + 1, entry["start_page"] - 1):
-            found = _match(wanted, by_page.get(page, []), tokens, lines)
-            if found:
-                labels[found] = 1
-                break
-    return labels
-
-
-def _key(tokens: list[str]) -> list[str]:
-    """Title words without a leading numbering ("1.1", "iv", "a", "Item 7") so that a number
-    printed apart from its title, or not at all, still matches."""
-    words = list(tokens)
-    while words and (words[0].isdigit() or len(words[0]) <= 2 or words[0] in NUMBER_TOKEN):
-        if len(words) == 1:
-            break
-        words = words[1:]
-    return words
-
-
-def _may_hold(line: Line, position: int) -> bool:
-    """A line may print part of a title: it has letters, or it is the title's number first."""
-    return any(ch.isalpha() for ch in line.text) or (
-        position == 1 and bool(NUMBER_ONLY.match(line.text))
-    )
-
-
-def _match(
-    wanted: list[str], indices: list[int], tokens: list[list[str]], lines: list[Line]
-) -> list[int]:
-    """The first run of one to three consecutive lines that prints ``wanted``."""
-    for start in range(len(indices)):
-        joined: list[str] = []
-        for length in range(1, MAX_TITLE_LINES + 1):
-            if start + length > len(indices) or not _may_hold(
-                lines[indices[start + length - 1]], length
-            ):
-                break
-            joined = _key([*joined, *tokens[indices[start + length - 1]]])
-            if joined == wanted:
-                return indices[start : start + length]
-            if len(joined) >= len(wanted):
-                break
-    for index in indices:
-        if _may_hold(lines[index], 2) and _overlap(wanted, tokens[index]) >= FUZZY_OVERLAP:
-            return [index]
-    return []
-
-
-def _overlap(a: list[str], b: list[str]) -> float:
-    left, right = set(a), set(b)
-    return len(left & right) / len(left | right) if left and right else 0.0
 
 
 def line_weights(document: LabelledDocument) -> np.ndarray:
@@ -184,22 +108,23 @@ def line_weights(document: LabelledDocument) -> np.ndarray:
     style of its bookmarked headings nothing (they are unknown, not body)."""
     styles = [(line.font, round(line.size, 1), line.bold) for line in document.lines]
     total = Counter(styles)
-    headings = Counter(style for style, label in zip(styles, document.labels, strict=True) if label)
+    heading = document.labels == HEADING
+    headings = Counter(style for style, taken in zip(styles, heading, strict=True) if taken)
     unknown = np.array(
         [
-            not label and headings[style] >= HEADING_STYLE_SHARE * total[style]
-            for style, label in zip(styles, document.labels, strict=True)
+            not taken and headings[style] >= HEADING_STYLE_SHARE * total[style]
+            for style, taken in zip(styles, heading, strict=True)
         ],
         dtype=bool,
     )
-    weights = np.where(document.labels == 1, HEADING_WEIGHT, 1.0)
+    weights = np.where(heading, HEADING_WEIGHT, 1.0)
     weights[unknown] = 0.0
     return weights * (1000.0 / max(float(weights.sum()), 1.0))
 
 
-def fit(documents: list[LabelledDocument], threshold: float = 0.5) -> HeadingModel:
-    """A heading model trained on ``documents`` (fixed seed and parameters), its decision
-    ``threshold`` folded into the baseline so that it scores one half there."""
+def fit(documents: list[LabelledDocument], threshold: float = 0.5) -> LineLabeller:
+    """A labeller trained on ``documents`` (fixed seed and parameters), its heading decision
+    ``threshold`` folded into the heading label's baseline so that it scores one half there."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     rows = [_training_rows(d) for d in documents]
@@ -209,13 +134,13 @@ def fit(documents: list[LabelledDocument], threshold: float = 0.5) -> HeadingMod
     classifier = HistGradientBoostingClassifier(**PARAMETERS)
     classifier.fit(features, labels, sample_weight=weights)
     model = exported(classifier, training_digest(documents))
-    model.baseline -= float(np.log(threshold / (1.0 - threshold)))
+    model.baseline[HEADING] -= float(np.log(threshold / (1.0 - threshold)))
     model.training["threshold"] = threshold
     return model
 
 
-def fit_with_threshold(documents: list[LabelledDocument]) -> HeadingModel:
-    """A heading model whose threshold is chosen on families it was not fitted on: inner folds
+def fit_with_threshold(documents: list[LabelledDocument]) -> LineLabeller:
+    """A labeller whose heading threshold is chosen on families it was not fitted on: inner folds
     by family score the training documents out of fold, the threshold with the best F1 over
     their lines wins, and the model is then fitted on all of ``documents`` with it."""
     scores = out_of_fold_scores(documents)
@@ -243,7 +168,7 @@ def best_threshold(documents: list[LabelledDocument], scores: dict[str, np.ndarr
         found = wrong = missed = 0.0
         for document in documents:
             taken = scores[document.name] >= threshold
-            truth = document.labels == 1
+            truth = document.labels == HEADING
             share = 1.0 / max(int(truth.sum()) + int(taken.sum()), 1)
             found += share * float((taken & truth).sum())
             wrong += share * float((taken & ~truth).sum())
@@ -272,45 +197,59 @@ def _training_rows(document: LabelledDocument) -> np.ndarray:
     """The scorable lines trained on: every heading, and at most :data:`MAX_BODY_LINES` others
     drawn with a seed of the document's own (the same rows every run)."""
     rows = np.flatnonzero(scorable(document.lines))
-    body = rows[document.labels[rows] == 0]
+    body = rows[document.labels[rows] != HEADING]
     if len(body) <= MAX_BODY_LINES:
         return rows
     seed = int(hashlib.sha256(document.name.encode()).hexdigest()[:8], 16)
     drawn = np.random.default_rng(seed).choice(body, MAX_BODY_LINES, replace=False)
-    return np.sort(np.concatenate([rows[document.labels[rows] == 1], drawn]))
+    return np.sort(np.concatenate([rows[document.labels[rows] == HEADING], drawn]))
 
 
 def _row_weights(document: LabelledDocument, rows: np.ndarray) -> np.ndarray:
     """:func:`line_weights` of the rows trained on, the body lines drawn standing in for all."""
     weights = line_weights(document)
     mask = scorable(document.lines)
-    body = int((mask & (document.labels == 0)).sum())
+    others = document.labels[rows] != HEADING
+    body = int((mask & (document.labels != HEADING)).sum())
     drawn = weights[rows].copy()
-    drawn[document.labels[rows] == 0] *= body / max(int((document.labels[rows] == 0).sum()), 1)
+    drawn[others] *= body / max(int(others.sum()), 1)
     return drawn
 
 
-def exported(classifier: Any, digest: str) -> HeadingModel:
-    """The fitted trees as plain arrays (what ``HeadingModel`` evaluates)."""
-    trees = []
-    for (predictor,) in classifier._predictors:
-        nodes = predictor.nodes
-        trees.append(
-            {
-                "feature": nodes["feature_idx"].astype(int).tolist(),
-                "threshold": nodes["num_threshold"].astype(float).tolist(),
-                "left": nodes["left"].astype(int).tolist(),
-                "right": nodes["right"].astype(int).tolist(),
-                "leaf": nodes["is_leaf"].astype(int).tolist(),
-                "value": nodes["value"].astype(float).tolist(),
-            }
-        )
-    return HeadingModel(
+def exported(classifier: Any, digest: str) -> LineLabeller:
+    """The fitted trees as plain arrays, one list per label of ``LABELS`` (what
+    ``LineLabeller`` evaluates). A label absent from the training data never wins (a baseline
+    of :data:`ABSENT`, no trees); with two labels present scikit-learn fits one tree per round,
+    the log-odds of the second, which is the softmax of the first at zero."""
+    present = [int(label) for label in classifier.classes_]
+    baseline = np.ravel(classifier._baseline_prediction).tolist()
+    rounds = [[_tree(tree) for tree in predictors] for predictors in classifier._predictors]
+    trees: list[list[dict[str, list[Any]]]] = [[] for _ in LABELS]
+    baselines = [ABSENT] * len(LABELS)
+    if len(present) == 2:
+        baselines[present[0]] = 0.0
+        present = present[1:]
+    for position, label in enumerate(present):
+        baselines[label] = float(baseline[position])
+        trees[label] = [round_trees[position] for round_trees in rounds]
+    return LineLabeller(
         features=list(FEATURES),
-        baseline=float(np.ravel(classifier._baseline_prediction)[0]),
+        baseline=baselines,
         trees=trees,
         training={"digest": digest, "parameters": PARAMETERS},
     )
+
+
+def _tree(predictor: Any) -> dict[str, list[Any]]:
+    nodes = predictor.nodes
+    return {
+        "feature": nodes["feature_idx"].astype(int).tolist(),
+        "threshold": nodes["num_threshold"].astype(float).tolist(),
+        "left": nodes["left"].astype(int).tolist(),
+        "right": nodes["right"].astype(int).tolist(),
+        "leaf": nodes["is_leaf"].astype(int).tolist(),
+        "value": nodes["value"].astype(float).tolist(),
+    }
 
 
 def training_digest(documents: Iterable[LabelledDocument]) -> str:
@@ -318,6 +257,7 @@ def training_digest(documents: Iterable[LabelledDocument]) -> str:
     parameters: the shipped model records it, so a changed input shows."""
     settings = [
         list(FEATURES),
+        list(LABELS),
         PARAMETERS,
         HEADING_WEIGHT,
         HEADING_STYLE_SHARE,
@@ -342,13 +282,13 @@ def load_training(data_dir: Path, progress: bool = True) -> list[LabelledDocumen
 
 
 def check(
-    shipped: HeadingModel, documents: list[LabelledDocument], where: str, retrain: bool
+    shipped: LineLabeller, documents: list[LabelledDocument], where: str, retrain: bool
 ) -> int:
     """0 when ``shipped`` is what training on ``documents`` produces: the recorded hash of the
     training data and parameters matches and, with ``retrain``, refitting gives the same trees
     (minutes: every family fold is fitted again to choose the threshold)."""
     if shipped.training.get("digest") != training_digest(documents):
-        print(f"{where}: NOT trained on this data (run python -m evals.train_headings)")
+        print(f"{where}: NOT trained on this data (run python -m evals.train_labeller)")
         return 1
     if not retrain:
         print(f"{where}: trained on this data and these parameters (recorded hash)")
@@ -383,10 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.check:
-        return check(HeadingModel.load(Path(args.out)), documents, args.out, args.retrain)
+        return check(LineLabeller.load(Path(args.out)), documents, args.out, args.retrain)
     model = fit_with_threshold(documents)
     model.save(Path(args.out))
-    positives = sum(int(d.labels.sum()) for d in documents)
+    positives = sum(int((d.labels == HEADING).sum()) for d in documents)
     lines = sum(len(d.labels) for d in documents)
     families = len({d.family for d in documents})
     print(

@@ -1,4 +1,4 @@
-"""The heading model on real long documents: trees without bookmarks, and the shipped model."""
+"""The line labeller on real long documents: trees without bookmarks, and the shipped model."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 
 from evals.outlined import outlined_documents
 from evals.structure_recall import compare, document_tree
-from evals.train_headings import main as train_main
+from evals.train_labeller import main as train_main
 from ingest.context import IngestContext
 from ingest.parse import parse_pdf
 from ingest.pipeline import ingest_paths
-from ingest.structure.heading_model import MODEL_FILE
+from ingest.structure.labeller import MODEL_FILE
 from store.catalog import close_catalogs
 from store.library import Library
 from tests.conftest import SHARED_DATA, require_shared_data
@@ -91,7 +91,7 @@ def test_the_evaluation_builds_the_tree_ingestion_builds(tmp_path: Path) -> None
     close_catalogs()
 
 
-def test_the_shipped_model_is_the_one_the_training_script_produces(
+def test_the_shipped_labeller_is_the_one_the_training_script_produces(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The model file records a hash of its training data (features, labels and families of
