@@ -5,7 +5,7 @@ its page (or a page either side) marks those lines as headings, and every other 
 label print conventions give it (``evals.line_labels``: running header, page number, contents
 entry, table cell, caption, list item, title-page line, body). A gradient-boosted classifier
 (scikit-learn's ``HistGradientBoostingClassifier``, fixed seed) learns every label from
-``ingest.structure.heading_features``; its trees are written as plain JSON
+``ingest.structure.features``; its trees are written as plain JSON
 (``ingest/structure/models/line_labeller.json``) that ``ingest.structure.labeller`` evaluates
 with numpy, so ingestion needs neither scikit-learn nor a pickle.
 

@@ -58,14 +58,12 @@ NUMBER_GAP_LINES = 1.5
 # Two heading lines this close (line heights) in one style, the second unnumbered, are one
 # title wrapped over lines.
 WRAP_GAP_LINES = 0.8
-# Rows walked down the trees at once (bounds the memory of one walk).
-ROWS_PER_WALK = 2048
 Tree = dict[str, list[Any]]
 
 
 @dataclass
 class LineLabeller:
-    """Boosted trees over :data:`ingest.structure.heading_features.FEATURES`: for each label a
+    """Boosted trees over :data:`ingest.structure.features.FEATURES`: for each label a
     log-odds baseline and one tree per round (``trees[label]``), a softmax over their sums."""
 
     features: list[str]
@@ -112,14 +110,12 @@ class LineLabeller:
 
 @dataclass(frozen=True)
 class _Forest:
-    """Every tree's nodes in shared arrays (children as positions in them), walked by one
-    compiled loop."""
+    """Every tree's nodes in shared arrays, walked by one compiled loop. ``nodes`` holds a
+    node's feature (-1 for a leaf) and its children's positions, side by side, so a step down
+    a tree reads one place in memory."""
 
-    feature: np.ndarray
+    nodes: np.ndarray
     threshold: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    leaf: np.ndarray
     value: np.ndarray
     roots: np.ndarray
     label_of_tree: np.ndarray
@@ -127,25 +123,23 @@ class _Forest:
 
     @classmethod
     def of(cls, trees: list[list[Tree]]) -> _Forest:
-        parts: dict[str, list[np.ndarray]] = {key: [] for key in ("f", "t", "l", "r", "leaf", "v")}
+        parts: dict[str, list[np.ndarray]] = {key: [] for key in ("nodes", "t", "v")}
         roots, owners, offset = [], [], 0
         for label, label_trees in enumerate(trees):
             for tree in label_trees:
                 roots.append(offset)
                 owners.append(label)
-                parts["f"].append(np.asarray(tree["feature"], dtype=np.int64))
+                leaf = np.asarray(tree["leaf"], dtype=bool)
+                feature = np.where(leaf, -1, np.asarray(tree["feature"], dtype=np.int64))
+                left = np.asarray(tree["left"], dtype=np.int64) + offset
+                right = np.asarray(tree["right"], dtype=np.int64) + offset
+                parts["nodes"].append(np.stack([feature, left, right], axis=1))
                 parts["t"].append(np.asarray(tree["threshold"], dtype=np.float64))
-                parts["l"].append(np.asarray(tree["left"], dtype=np.int64) + offset)
-                parts["r"].append(np.asarray(tree["right"], dtype=np.int64) + offset)
-                parts["leaf"].append(np.asarray(tree["leaf"], dtype=bool))
                 parts["v"].append(np.asarray(tree["value"], dtype=np.float64))
-                offset += len(tree["leaf"])
+                offset += len(leaf)
         return cls(
-            feature=np.concatenate(parts["f"]),
+            nodes=np.ascontiguousarray(np.concatenate(parts["nodes"])),
             threshold=np.concatenate(parts["t"]),
-            left=np.concatenate(parts["l"]),
-            right=np.concatenate(parts["r"]),
-            leaf=np.concatenate(parts["leaf"]),
             value=np.concatenate(parts["v"]),
             roots=np.asarray(roots, dtype=np.int64),
             label_of_tree=np.asarray(owners, dtype=np.int64),
@@ -154,38 +148,42 @@ class _Forest:
 
     def raw(self, rows: np.ndarray) -> np.ndarray:
         """Each label's summed leaf values for each row (before the baseline)."""
-        out = np.zeros((len(rows), self.labels), dtype=np.float64)
-        for start in range(0, len(rows), ROWS_PER_WALK):
-            chunk = rows[start : start + ROWS_PER_WALK]
-            leaves = _leaves(
-                chunk, self.feature, self.threshold, self.left, self.right, self.leaf, self.roots
-            )
-            for label in range(self.labels):
-                owned = self.label_of_tree == label
-                out[start : start + len(chunk), label] = self.value[leaves[:, owned]].sum(axis=1)
-        return out
+        return _summed_leaves(
+            np.ascontiguousarray(rows, dtype=np.float64),
+            self.nodes,
+            self.threshold,
+            self.value,
+            self.roots,
+            self.label_of_tree,
+            self.labels,
+        )
 
 
 @numba.njit(cache=True, nogil=True)
-def _leaves(
+def _summed_leaves(
     rows: np.ndarray,
-    feature: np.ndarray,
+    nodes: np.ndarray,
     threshold: np.ndarray,
-    left: np.ndarray,
-    right: np.ndarray,
-    leaf: np.ndarray,
+    value: np.ndarray,
     roots: np.ndarray,
+    label_of_tree: np.ndarray,
+    labels: int,
 ) -> np.ndarray:  # pragma: no cover - compiled; its results are tested against scikit-learn's
-    """The leaf each row reaches in each tree (rows × trees node positions), compiled: nine
-    labels' trees walked row by row in numpy would cost ingestion more than the parse itself."""
-    found = np.empty((rows.shape[0], roots.shape[0]), dtype=np.int64)
-    for row in range(rows.shape[0]):
-        for tree in range(roots.shape[0]):
+    """Each row's leaf values summed per label, compiled: nine labels' trees walked in numpy
+    would cost ingestion more than the parse itself. Tree by tree, so that one tree's nodes
+    stay in the cache while every row goes down it (twice as fast as row by row)."""
+    out = np.zeros((rows.shape[0], labels), dtype=np.float64)
+    for tree in range(roots.shape[0]):
+        label = label_of_tree[tree]
+        for row in range(rows.shape[0]):
             node = roots[tree]
-            while not leaf[node]:
-                node = left[node] if rows[row, feature[node]] <= threshold[node] else right[node]
-            found[row, tree] = node
-    return found
+            feature = nodes[node, 0]
+            while feature >= 0:
+                side = 1 if rows[row, feature] <= threshold[node] else 2
+                node = nodes[node, side]
+                feature = nodes[node, 0]
+            out[row, label] += value[node]
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -210,7 +208,7 @@ def line_scores(model: LineLabeller, lines: list[Line], total_pages: int) -> np.
 
 
 def scorable(lines: list[Line]) -> np.ndarray:
-    """Which lines the model scores (:func:`ingest.structure.heading_features.could_be_heading`)."""
+    """Which lines the model scores (:func:`ingest.structure.features.could_be_heading`)."""
     return np.array([could_be_heading(line) for line in lines], dtype=bool)
 
 

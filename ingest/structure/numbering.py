@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Filing and legal conventions: "PART II", "Item 1A.", "Item 2.02", "Note 3 —", "Chapter 4".
 PART = re.compile(r"^(?P<num>part\s+[IVX]{1,4})\b[.:]?\s*(?:[-–—:]\s*)?(?P<rest>.*)$", re.I)
@@ -89,6 +90,8 @@ NOT_LABELS = frozenset(
     }
 )
 SPLIT_SMALL_CAPS = re.compile(r"\b([A-Z]) ([A-Z]{2,})\b")
+# Titles whose cleaning and numbering are remembered (a long document's distinct lines).
+TITLES_REMEMBERED = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,12 @@ class Numbering:
 GLUED_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+\.?)(?=[A-Z][a-z]|[A-Z]{2,}(?:\s|$))")
 
 
+@lru_cache(maxsize=TITLES_REMEMBERED)
 def clean_title(text: str) -> str:
     """Collapse whitespace, re-join small caps split by extraction ("I NTRODUCTION") and part
     a dotted number from a title it was printed against ("16.10Styling stories": the number
-    column of a contents list too narrow for it)."""
+    column of a contents list too narrow for it). Remembered: the line features and the
+    heading filters clean the same line several times."""
     text = " ".join(unicodedata.normalize("NFKC", text).split())
     text = SPLIT_SMALL_CAPS.sub(lambda m: m.group(1) + m.group(2), text)
     return GLUED_NUMBER.sub(r"\1 ", text)
@@ -130,8 +135,10 @@ def _plausible_rest(rest: str, multi_level: bool) -> bool:
     return first[0].isupper()
 
 
+@lru_cache(maxsize=TITLES_REMEMBERED)
 def parse_numbering(title: str) -> Numbering | None:
-    """Recognise the numbering prefix of a heading, or None for an unnumbered heading."""
+    """Recognise the numbering prefix of a heading, or None for an unnumbered heading
+    (remembered, as :func:`clean_title` is)."""
     filing = _filing_numbering(title)
     if filing is not None:
         return filing
