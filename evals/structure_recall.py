@@ -19,14 +19,17 @@ bookmark; the unmatched node titles are listed by what they look like (captions,
 labels, figures, sentences, other names).
 
 ``--folds family`` measures generalisation to families nobody trained on: the families
-(``evals.outlined``) are spread over five folds, and each document is also scored with a heading
-model trained, its threshold chosen, on the other folds' families only (``evals.train_labeller``),
-beside the shipped model trained on all of them. ``--folds document`` holds out one document at a
-time, which leaks its family's templates and fonts into training. The family figure is the one
-that carries over to documents nobody trained on.
+(``evals.outlined``) are spread over five folds, and each document is also scored with a line
+labeller trained, its threshold chosen, on the other folds' families only
+(``evals.train_labeller``), beside the shipped labeller trained on all of them. ``--folds
+document`` holds out one document at a time, which leaks its family's templates and fonts into
+training. The family figure is the one that carries over to documents nobody trained on. The
+fold labellers are kept (``--fold-cache``) under the hash of their training data and training
+code: the first run fits them (hours), a run after a change to how trees are built from the
+labels only parses and scores.
 
     python -m evals.structure_recall --data ../shared/data --ignore-outline [--folds family]
-        [--structure auto|outline|toc|headings|llm] [--only NAME ...] [--json]
+        [--fold-cache DIR] [--structure auto|outline|toc|headings|llm] [--only NAME ...] [--json]
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from ingest.structure.route import extract_structure
 from ingest.structure.typography import Line, document_lines
 from ingest.structure.verify import insert_abstract, verify_entries
 from ingest.tree import build_tree, to_tree_nodes
+from store.settings import model_cache_dir
 from store.text import UNICODE_WORD
 from store.types import HeadingCandidate, TreeNode
 
@@ -365,8 +369,10 @@ def evaluate(
     only: list[str] | None = None,
     progress: bool = True,
     without_model: bool = False,
+    fold_cache: Path | None = None,
 ) -> dict[str, Any]:
-    """Score every outlined document; with ``folds`` (:data:`FOLD_KINDS`) also held out.
+    """Score every outlined document; with ``folds`` (:data:`FOLD_KINDS`) also held out, by
+    labellers kept in ``fold_cache`` between runs (``evals.train_labeller.fit_with_threshold``).
 
     ``without_model`` scores the typographic rule's candidates alone (the ablation of the
     heading model).
@@ -378,7 +384,7 @@ def evaluate(
     documents = outlined_documents(data_dir)
     if only:
         documents = [d for d in documents if d.name in only or Path(d.name).stem in only]
-    fold_candidates = _fold_candidates(data_dir, folds, progress) if folds else None
+    fold_candidates = _fold_candidates(data_dir, folds, progress, fold_cache) if folds else None
     fitted: dict[str, dict[str, Any]] = {}
     left_out: dict[str, dict[str, Any]] = {}
     bar = tqdm(documents, unit="doc", desc="structure", disable=not progress, file=sys.stderr)
@@ -420,7 +426,9 @@ def evaluate(
     return results
 
 
-def _fold_candidates(data_dir: Path, folds: str, progress: bool) -> FoldCandidates:
+def _fold_candidates(
+    data_dir: Path, folds: str, progress: bool, cache: Path | None
+) -> FoldCandidates:
     """Per document, the candidates of a model trained without it: without its family's
     documents (``folds="family"``), or without the document alone (``"document"``); each
     fold's model chooses its threshold on its own training families."""
@@ -440,7 +448,9 @@ def _fold_candidates(data_dir: Path, folds: str, progress: bool) -> FoldCandidat
         held_out = next(d for d in training if d.name == name)
         fold = fold_of[name]
         if fold not in models:
-            models[fold] = fit_with_threshold([d for d in training if fold_of[d.name] != fold])
+            models[fold] = fit_with_threshold(
+                [d for d in training if fold_of[d.name] != fold], cache
+            )
         scores = scores_of(models[fold], held_out.features, scorable(held_out.lines))
         return candidates_from_scores(held_out.lines, scores)
 
@@ -543,6 +553,14 @@ def main(argv: list[str] | None = None) -> int:
         "pip install -e '.[dev]')",
     )
     parser.add_argument(
+        "--fold-cache",
+        type=Path,
+        default=model_cache_dir() / "fold-labellers",
+        help="folder that keeps each fold's labeller between runs, named by its training data "
+        "and code, so that a run after a change to how trees are built fits nothing "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--without-model",
         action="store_true",
         help="score the typographic rule's heading candidates alone (the model's ablation)",
@@ -560,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
             args.folds,
             args.only,
             without_model=args.without_model,
+            fold_cache=args.fold_cache,
         )
     except (ValueError, FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)

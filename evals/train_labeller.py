@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
+import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -44,6 +46,7 @@ from ingest.structure.features import FEATURES, feature_matrix
 from ingest.structure.labeller import LABELS, MODEL_FILE, LineLabeller, scorable, scores_of
 from ingest.structure.typography import Line, document_lines
 
+LOG = logging.getLogger(__name__)
 SEED = 0
 PARAMETERS: dict[str, Any] = {
     "max_iter": 200,
@@ -139,12 +142,37 @@ def fit(documents: list[LabelledDocument], threshold: float = 0.5) -> LineLabell
     return model
 
 
-def fit_with_threshold(documents: list[LabelledDocument]) -> LineLabeller:
+def fit_with_threshold(
+    documents: list[LabelledDocument], cache: Path | None = None
+) -> LineLabeller:
     """A labeller whose heading threshold is chosen on families it was not fitted on: inner folds
     by family score the training documents out of fold, the threshold with the best F1 over
-    their lines wins, and the model is then fitted on all of ``documents`` with it."""
+    their lines wins, and the model is then fitted on all of ``documents`` with it.
+
+    With ``cache`` (a folder), a labeller fitted before on the same data by the same training
+    code (:func:`fit_key`) is read back instead: one fit takes minutes, and a change to how trees
+    are built from the labels leaves every fold's labeller as it was."""
+    path = cache / f"{fit_key(documents)}.json" if cache is not None else None
+    if path is not None and path.exists():
+        try:
+            return LineLabeller.load(path)
+        except (ValueError, OSError) as exc:  # unreadable: fitted again and written over
+            LOG.warning("refitting %s: %s", path.name, exc)
     scores = out_of_fold_scores(documents)
-    return fit(documents, best_threshold(documents, scores))
+    model = fit(documents, best_threshold(documents, scores))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        model.save(partial)
+        os.replace(partial, path)  # a killed run leaves no half-written labeller behind
+    return model
+
+
+def fit_key(documents: Iterable[LabelledDocument]) -> str:
+    """What a fit depends on: the training data and parameters (:func:`training_digest`) and
+    this module's code (the row weights and samples, the threshold search)."""
+    code = Path(__file__).read_bytes()
+    return hashlib.sha256(training_digest(documents).encode() + code).hexdigest()[:32]
 
 
 def out_of_fold_scores(documents: list[LabelledDocument]) -> dict[str, np.ndarray]:

@@ -13,12 +13,14 @@ import pytest
 from evals.train_labeller import (
     HEADING,
     MAX_BODY_LINES,
+    PARAMETERS,
     LabelledDocument,
     _training_rows,
     best_threshold,
     exported,
     family_folds,
     fit,
+    fit_with_threshold,
     line_weights,
     page_texts,
     training_digest,
@@ -124,6 +126,28 @@ def test_training_is_reproducible_and_the_digest_names_its_data() -> None:
     assert first.trees == second.trees and first.baseline == second.baseline
     assert first.training["digest"] == training_digest(documents)
     assert training_digest(documents[:1]) != training_digest(documents)
+
+
+def test_a_kept_fold_labeller_is_read_back_not_fitted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PARAMETERS, "max_iter", 5)  # three small fits, not three long ones
+    documents = [_labelled(family, 120, index, family) for index, family in enumerate("ab")]
+    fitted = fit_with_threshold(documents, tmp_path)
+    assert [p.suffix for p in tmp_path.iterdir()] == [".json"]  # no partial file left behind
+
+    def no_fitting(*args: object, **kwargs: object) -> None:
+        raise AssertionError("fitted again")
+
+    monkeypatch.setattr("evals.train_labeller.fit", no_fitting)
+    kept = fit_with_threshold(documents, tmp_path)
+    assert (kept.trees, kept.baseline, kept.training) == (
+        fitted.trees,
+        fitted.baseline,
+        fitted.training,
+    )
+    with pytest.raises(AssertionError, match="fitted again"):  # other data: another labeller
+        fit_with_threshold(documents[::-1], tmp_path)
 
 
 def test_folds_keep_each_family_whole_and_balance_lines() -> None:
