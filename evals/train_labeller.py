@@ -28,7 +28,6 @@ import argparse
 import hashlib
 import json
 import logging
-import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -161,10 +160,7 @@ def fit_with_threshold(
     scores = out_of_fold_scores(documents)
     model = fit(documents, best_threshold(documents, scores))
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
-        model.save(partial)
-        os.replace(partial, path)  # a killed run leaves no half-written labeller behind
+        model.save(path)
     return model
 
 

@@ -19,6 +19,7 @@ and gives the levels.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -84,6 +85,8 @@ class LineLabeller:
         return model
 
     def save(self, path: Path) -> None:
+        """Write the labeller whole or not at all (a temporary file renamed over ``path``): a
+        run killed while writing leaves the previous file, never half of one."""
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {
             "features": self.features,
@@ -92,7 +95,9 @@ class LineLabeller:
             "training": self.training,
             "trees": self.trees,
         }
-        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+        os.replace(partial, path)
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
         """P(label) for each row of features: one column per label of :data:`LABELS`."""
