@@ -54,10 +54,18 @@ def entries_from_headings(
     kept = _drop_noise(candidates, len(pages))
     kept = [c for c in kept if not _in_listing(c, pages, listing_spans or [])]
     table_rows: dict[int, str] = {}
-    kept = [c for c in kept if not _in_table(c, pages, table_rows)]
+    kept = [c for c in kept if labelled(c) or not _in_table(c, pages, table_rows)]
     kept = _drop_contents_pages(kept)
     kept = _drop_title_page(kept)
     return _assign_levels(kept)
+
+
+def labelled(cand: HeadingCandidate) -> bool:
+    """Whether the line labeller labelled the candidate a heading (rather than the typographic
+    rule alone taking it). The labeller has table-cell, contents-entry and title-page labels of
+    its own, so its headings are not dropped again as table cells, contents lines or title-page
+    lines: those exclusions judge only the rule's candidates."""
+    return cand.get("score", 0.0) >= HEADING_THRESHOLD
 
 
 def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[HeadingCandidate]:
@@ -81,7 +89,7 @@ def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[He
     return [
         cand
         for cand in candidates
-        if reads_like_title(cand["text"], cand.get("score", 0.0) >= HEADING_THRESHOLD)
+        if reads_like_title(cand["text"], labelled(cand))
         and not _running(cand, running, margin_pages, threshold)
     ]
 
@@ -165,7 +173,11 @@ def _drop_contents_pages(candidates: list[HeadingCandidate]) -> list[HeadingCand
         key = _title_key(cand["text"])
         on_contents = cand["page"] in contents_pages
         repeated = any(_title_key(c["text"]) == key for c in candidates[index + 1 :])
-        if on_contents and (repeated or CONTENTS.match(clean_title(cand["text"]))):
+        if (
+            on_contents
+            and not labelled(cand)
+            and (repeated or CONTENTS.match(clean_title(cand["text"])))
+        ):
             continue
         kept.append(cand)
     return kept
@@ -194,12 +206,12 @@ def _drop_title_page(candidates: list[HeadingCandidate]) -> list[HeadingCandidat
     """Title-page lines (title, authors, agency banners) before the first anchor heading.
 
     Only the first page is a title page: a manual whose first numbered heading is on page 39
-    keeps the sections before it.
+    keeps the sections before it; a line the labeller labelled a heading stays.
     """
     for index, cand in enumerate(candidates):
         if _is_anchor(cand) or cand["page"] > 1:
-            return candidates[index:]
-    return [cand for cand in candidates if cand["page"] > 1] or candidates
+            return [c for c in candidates[:index] if labelled(c)] + candidates[index:]
+    return candidates
 
 
 def _assign_levels(candidates: list[HeadingCandidate]) -> list[SectionEntry]:

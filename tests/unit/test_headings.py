@@ -8,9 +8,16 @@ from store.types import HeadingCandidate
 
 
 def cand(
-    page: int, text: str, size: float = 12.0, bold: bool = True, y_frac: float = 0.2
+    page: int,
+    text: str,
+    size: float = 12.0,
+    bold: bool = True,
+    y_frac: float = 0.2,
+    score: float = 0.0,
 ) -> HeadingCandidate:
-    return HeadingCandidate(page=page, text=text, size=size, bold=bold, y_frac=y_frac)
+    """A candidate the typographic rule took (``score`` 0), or, with a score of 0.5 or more,
+    one the line labeller labelled a heading."""
+    return HeadingCandidate(page=page, text=text, size=size, bold=bold, y_frac=y_frac, score=score)
 
 
 def titles(candidates: list[HeadingCandidate], total_pages: int = 20) -> list[str]:
@@ -203,6 +210,26 @@ def test_table_cells_and_figures_are_not_headings() -> None:
         cand(2, "EBIT Margin 12.1 %", 12),
     ]
     assert [e["title"] for e in entries_from_headings(candidates, pages)] == ["1 Results"]
+
+
+def test_the_labellers_headings_are_not_judged_again_as_cells_contents_or_title_page() -> None:
+    """Table cells, contents lines and title-page lines are labels of the line labeller: a line
+    it labelled a heading stays, while the same lines taken by the typographic rule alone go."""
+    pages = ["Contents\n", "| Overview | Scope |\n|---|---|\n| a | b |\n", "text", "text"]
+    labelled = [
+        cand(1, "Agency Banner", 14, score=0.8),  # on the title page, before any anchor
+        cand(1, "Contents", 14),
+        cand(1, "Scope", 12, score=0.7),  # on a contents page and repeated later
+        cand(2, "Overview", 12, score=0.9),  # a cell of the markdown table on its page
+        cand(3, "Scope", 14, score=0.9),
+        cand(4, "1 Method", 14, score=0.9),
+    ]
+
+    def kept(candidates: list[HeadingCandidate]) -> list[str]:
+        return [entry["title"] for entry in entries_from_headings(candidates, pages)]
+
+    assert kept(labelled) == ["Agency Banner", "Scope", "Overview", "Scope", "1 Method"]
+    assert kept([{**c, "score": 0.0} for c in labelled]) == ["Scope", "1 Method"]
 
 
 def test_lines_of_a_contents_list_are_not_headings() -> None:
