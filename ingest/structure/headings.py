@@ -54,13 +54,13 @@ def entries_from_headings(
     kept = _drop_noise(candidates, len(pages))
     kept = [c for c in kept if not _in_listing(c, pages, listing_spans or [])]
     table_rows: dict[int, str] = {}
-    kept = [c for c in kept if labelled(c) or not _in_table(c, pages, table_rows)]
+    kept = [c for c in kept if _labelled(c) or not _in_table(c, pages, table_rows)]
     kept = _drop_contents_pages(kept)
     kept = _drop_title_page(kept)
     return _assign_levels(kept)
 
 
-def labelled(cand: HeadingCandidate) -> bool:
+def _labelled(cand: HeadingCandidate) -> bool:
     """Whether the line labeller labelled the candidate a heading (rather than the typographic
     rule alone taking it). The labeller has table-cell, contents-entry and title-page labels of
     its own, so its headings are not dropped again as table cells, contents lines or title-page
@@ -89,7 +89,7 @@ def _drop_noise(candidates: list[HeadingCandidate], total_pages: int) -> list[He
     return [
         cand
         for cand in candidates
-        if reads_like_title(cand["text"], labelled(cand))
+        if reads_like_title(cand["text"], _labelled(cand))
         and not _running(cand, running, margin_pages, threshold)
     ]
 
@@ -175,7 +175,7 @@ def _drop_contents_pages(candidates: list[HeadingCandidate]) -> list[HeadingCand
         repeated = any(_title_key(c["text"]) == key for c in candidates[index + 1 :])
         if (
             on_contents
-            and not labelled(cand)
+            and not _labelled(cand)
             and (repeated or CONTENTS.match(clean_title(cand["text"])))
         ):
             continue
@@ -210,7 +210,7 @@ def _drop_title_page(candidates: list[HeadingCandidate]) -> list[HeadingCandidat
     """
     for index, cand in enumerate(candidates):
         if _is_anchor(cand) or cand["page"] > 1:
-            return [c for c in candidates[:index] if labelled(c)] + candidates[index:]
+            return [c for c in candidates[:index] if _labelled(c)] + candidates[index:]
     return candidates
 
 
