@@ -41,9 +41,10 @@ from tqdm import tqdm
 
 from evals.line_labels import line_labels
 from evals.outlined import OutlinedDocument, outlined_documents
+from ingest.parse import page_text
 from ingest.structure.features import FEATURES, feature_matrix
 from ingest.structure.labeller import LABELS, MODEL_FILE, LineLabeller, scorable, scores_of
-from ingest.structure.typography import Line, document_lines
+from ingest.structure.typography import Line, PageText, document_lines
 
 LOG = logging.getLogger(__name__)
 SEED = 0
@@ -87,10 +88,10 @@ class LabelledDocument:
     family: str = ""
 
 
-def page_texts(pdf: Path) -> list[tuple[int, dict[str, Any], float]]:
+def page_texts(pdf: Path) -> list[PageText]:
     """PyMuPDF text dictionaries of every page, as the parse step reads them."""
     with pymupdf.open(pdf) as doc:
-        return [(page.number + 1, page.get_text("dict"), page.rect.height) for page in doc]
+        return [page_text(page) for page in doc]
 
 
 def labelled(document: OutlinedDocument) -> LabelledDocument:

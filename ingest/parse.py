@@ -11,7 +11,7 @@ import importlib.util
 import os
 import re
 import tempfile
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -21,9 +21,11 @@ import pymupdf
 from ingest.errors import ParserUnavailableError
 from ingest.pdf.checks import has_text_layer, no_text_layer, open_checked_pdf
 from ingest.pdf.ocr import OcrOptions, read_pages, regular_lines
+from ingest.pdf.upright import upright
 from ingest.structure.labeller import heading_candidates
 from ingest.structure.layout import PageLayout, page_layout
 from ingest.structure.locate import normalize
+from ingest.structure.typography import PageText
 from store.settings import ParserSettings
 from store.types import HeadingCandidate, PageImage, SectionEntry
 
@@ -77,9 +79,7 @@ def _parse_open(path: Path, parser: str, image_dir: Path, ocr: OcrOptions) -> Pa
         else:
             raw_pages = _markdown_pages(doc, parser.endswith("layout"), ocr_pages)
         pages = [normalize(text) for text in raw_pages]
-        texts = [
-            (page.number + 1, _text_dict(page, ocr_pages), page.rect.height) for page in doc.pages()
-        ]
+        texts = [page_text(page, ocr_pages) for page in doc.pages()]
         return ParsedPDF(
             pages=pages,
             images=extract_images(doc, image_dir),
@@ -93,10 +93,13 @@ def _parse_open(path: Path, parser: str, image_dir: Path, ocr: OcrOptions) -> Pa
         doc.close()
 
 
-def _text_dict(page: pymupdf.Page, ocr_pages: list[int]) -> dict[str, Any]:
-    """The page's text dictionary, its lines made regular where OCR read it."""
+def page_text(page: pymupdf.Page, ocr_pages: Sequence[int] = ()) -> PageText:
+    """The page's number, text dictionary and height as everything that reads its layout sees
+    them: lines made regular where OCR read the page, boxes in the frame its text is read in
+    (a page turned a quarter is read as if set upright)."""
     text: dict[str, Any] = page.get_text("dict")
-    return regular_lines(text) if page.number + 1 in ocr_pages else text
+    text = upright(regular_lines(text) if page.number + 1 in ocr_pages else text)
+    return page.number + 1, text, float(text["height"])
 
 
 def pdf_page_count(path: Path) -> int | None:
