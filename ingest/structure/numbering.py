@@ -37,8 +37,9 @@ BARE_LETTER = re.compile(r"^(?P<num>[A-Z])\s+(?P<rest>[A-Z][a-z].*)$")
 # standards and criteria ("2-8 GROUNDING", "2-8.1 Cable Entrance"), where the dash is a level.
 # The number ends with a period ("2.1."), or with a colon when it has two levels or more
 # ("1.1: Typographical Conventions"); a bare "1:" numbers an algorithm's step or a field value.
+ARABIC_NUMBER = r"\d{1,2}-\d{1,3}(?:\.\d{1,2})*|\d{1,2}(?:\.\d{1,2})*(?:-\d{1,3})?"
 ARABIC = re.compile(
-    r"^(?P<num>\d{1,2}-\d{1,3}(\.\d{1,2})*|\d{1,2}(\.\d{1,2})*(-\d{1,3})?)"
+    rf"^(?P<num>{ARABIC_NUMBER})"
     r"(?:\.|(?<=[.-]\d):|(?<=[.-]\d\d):|(?<=[.-]\d\d\d):)?\s+(?P<rest>\S.*)$"
 )
 CHAPTER_DASH = re.compile(r"^\d{1,2}-\d")

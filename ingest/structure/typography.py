@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ingest.structure.locate import REVISION_DATE
-from ingest.structure.numbering import clean_title, parse_numbering
+from ingest.structure.numbering import ARABIC_NUMBER, clean_title, parse_numbering
 
 MAX_HEADING_CHARS = 120
 MAX_HEADING_WORDS = 16
@@ -46,10 +46,11 @@ MAX_CAPITALS_TITLE_LINES = 10
 CAPITALS_SHARE = 0.8
 BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|cmbx|\.b$|-b$", re.IGNORECASE)
 
-# A bare number ("1.1", "IV.", "Chapter 3") printed apart from its title (beside or above it).
+# A bare number ("1.1", "2-8.1", "IV.", "Chapter 3") printed apart from its title (beside or
+# above it): the numbers the numbering schemes read (``ARABIC_NUMBER``), a roman or a letter.
 NUMBER_ONLY = re.compile(
     r"^(?:(?:part|chapter|section|article|appendix|item|note)\s+)?"
-    r"(?:\d{1,2}(?:\.\d{1,2})*|[IVXivx]{1,5}|[A-Z](?:\.\d{1,2})*)\.?$",
+    rf"(?:{ARABIC_NUMBER}|[IVXivx]{{1,5}}|[A-Z](?:\.\d{{1,2}})*)\.?$",
     re.IGNORECASE,
 )
 # One page as parse reads it: (1-based page number, PyMuPDF text dict, page height).

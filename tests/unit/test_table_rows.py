@@ -64,10 +64,13 @@ def test_a_statement_row_with_long_labels_stays_a_table_row(
     assert _text(lines, labels[0]).in_table
 
 
-def test_a_number_printed_beside_its_heading_is_no_figure_cell(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", ["A.1", "2-8.1", "2-11"])
+def test_a_number_printed_beside_its_heading_is_no_figure_cell(tmp_path: Path, number: str) -> None:
+    """Numbers of every scheme the numbering reads, chapter-section numbers of standards
+    ("2-8.1 Closed-Circuit Television") included."""
     draw = [(100, 100, "Accreditation of Card Issuers", "hebo")]
     draw += [(100, 110 + 10 * row, COLUMN_TEXT, "helv") for row in range(4)]
-    draw.append((40, 100, "A.1", "hebo"))  # set apart, in the margin column
+    draw.append((40, 100, number, "hebo"))  # set apart, in the margin column
     lines = _lines(tmp_path / "appendix.pdf", draw)
     assert not _text(lines, "Accreditation of Card Issuers").in_table
 
