@@ -46,9 +46,10 @@ CHAPTER_DASH = re.compile(r"^\d{1,2}-\d")
 # A number of two levels or more ("9.3", "2-8"): never a citation's bare number.
 MULTI_LEVEL = re.compile(r"\d[.-]\d")
 # A label word (or two) and a number: "Strategy 1.01:", "Strategic Goal 2:", "Task 1.1.1.1",
-# "Section 4 –", "Article 12." (agency plans, regulations, standards).
+# "Section 4 –", "Article 12.", "Register 2-1:" (agency plans, regulations, standards, data
+# sheets); the number is an arabic number as above.
 LABELLED = re.compile(
-    r"^(?P<num>(?:(?:[A-Z][a-z]+|[A-Z]{2,})\s+){1,2}\d{1,2}(?:\.\d{1,2})*)(?![\d,])\.?\s*[:\-–—.]?\s+"
+    rf"^(?P<num>(?:(?:[A-Z][a-z]+|[A-Z]{{2,}})\s+){{1,2}}(?:{ARABIC_NUMBER}))(?![\d,])\.?\s*[:\-–—.]?\s+"
     r"(?P<rest>\S.*)$"
 )
 # Words that introduce a number without naming a heading ("Figure 3", "Line 12", "Page 4").
@@ -91,6 +92,10 @@ NOT_LABELS = frozenset(
     }
 )
 SPLIT_SMALL_CAPS = re.compile(r"\b([A-Z]) ([A-Z]{2,})\b")
+# Extraction that spaces a number's period off ("Strategic Objective 1 .1:", letter-spaced
+# type) or runs a label into its number ("Initiative1.1 Improve", "Objective1 Dramatically").
+SPACED_PERIOD = re.compile(r"(?<=\d) \.(?=\d)")
+GLUED_LABEL = re.compile(r"^([A-Z][a-z]{2,})(?=\d{1,2}(?:\.\d{1,2})*\s+[A-Z])")
 # Titles whose cleaning and numbering are remembered (a long document's distinct lines).
 TITLES_REMEMBERED = 1 << 16
 
@@ -110,12 +115,14 @@ GLUED_NUMBER = re.compile(r"^(\d{1,3}(?:\.\d{1,3})+\.?)(?=[A-Z][a-z]|[A-Z]{2,}(?
 
 @lru_cache(maxsize=TITLES_REMEMBERED)
 def clean_title(text: str) -> str:
-    """Collapse whitespace, re-join small caps split by extraction ("I NTRODUCTION") and part
-    a dotted number from a title it was printed against ("16.10Styling stories": the number
-    column of a contents list too narrow for it). Remembered: the line features and the
+    """Collapse whitespace, re-join small caps split by extraction ("I NTRODUCTION") and a
+    number's period spaced off ("1 .1"), and part a label or a dotted number from what it was
+    printed against ("Initiative1.1", "16.10Styling stories": the number column of a contents
+    list too narrow for it). Remembered: the line features and the
     heading filters clean the same line several times."""
     text = " ".join(unicodedata.normalize("NFKC", text).split())
     text = SPLIT_SMALL_CAPS.sub(lambda m: m.group(1) + m.group(2), text)
+    text = GLUED_LABEL.sub(r"\1 ", SPACED_PERIOD.sub(".", text))
     return GLUED_NUMBER.sub(r"\1 ", text)
 
 
@@ -165,7 +172,8 @@ def parse_numbering(title: str) -> Numbering | None:
                 return None
         dotted = ("arabic", "letter", "labelled")
         depth = number.count(".") + 1 if scheme in dotted else 1
-        depth += int(scheme == "arabic" and CHAPTER_DASH.match(number) is not None)
+        chapter_dash = CHAPTER_DASH.match(number.split()[-1]) is not None
+        depth += int(scheme in ("arabic", "labelled") and chapter_dash)
         if scheme == "letter" and "." in number and number[-1] != ".":
             return Numbering("appendix", depth)
         if scheme == "letter":

@@ -36,6 +36,8 @@ from ingest.structure.numbering import (
         ("2.3.59-4 Exhibit Title", Numbering("arabic", 3)),  # an exhibit of section 2.3.59
         ("1.1: Typographical Conventions", Numbering("arabic", 2)),  # a manual's colon
         ("3.5.12: ISA Mode", Numbering("arabic", 3)),
+        ("Strategy 1.1.2 Choices", Numbering("labelled", 3)),
+        ("Register 2-1: Status Register", Numbering("labelled", 2)),  # a data sheet's chapter 2
     ],
 )
 def test_parse_numbering_recognises_schemes(title: str, expected: Numbering) -> None:
@@ -190,3 +192,25 @@ def test_a_dotted_number_run_into_its_title_is_parted() -> None:
     assert clean_title("16.10.1Font selection") == "16.10.1 Font selection"
     assert clean_title("14.10TGA") == "14.10 TGA"
     assert clean_title("3.5GHz Processors") == "3.5GHz Processors"
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        ("Strategic Objective 1 .1: Drive hiring", Numbering("labelled", 2)),  # period spaced off
+        ("Initiative1.2 Expand digital services", Numbering("labelled", 2)),  # label run in
+        ("Objective1 Dramatically improve services", Numbering("labelled", 1)),
+    ],
+)
+def test_numbers_spaced_off_or_run_into_their_label_parse_after_cleaning(
+    printed: str, expected: Numbering
+) -> None:
+    assert parse_numbering(printed) is None
+    assert parse_numbering(clean_title(printed)) == expected
+
+
+def test_cleaning_leaves_figures_and_words_with_digits_alone() -> None:
+    assert clean_title("rose 3 .5 percent") == "rose 3.5 percent"
+    assert clean_title("Figure 2-1 – Cabling") == "Figure 2-1 – Cabling"
+    assert parse_numbering(clean_title("Figure 2-1 – Cabling")) is None
+    assert clean_title("MP3 players") == "MP3 players"
